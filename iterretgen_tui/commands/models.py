@@ -1,0 +1,93 @@
+"""`iterretgen-chat models [list [--json] | pull NAME]`: what is installed, and fetching more."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+
+from .. import catalogue, models
+from ..cli import add_model_flags, settings_from
+
+
+def add_parser(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    listing = actions.add_parser("list", help="installed models and the catalogue's others (the default)")
+    listing.add_argument("--json", action="store_true", help="print one JSON object")
+    add_model_flags(listing)
+    pulling = actions.add_parser("pull", help="download a catalogue model from the Hugging Face hub")
+    pulling.add_argument("name", metavar="NAME", help="a catalogue name, as `models list` shows it")
+    parser.set_defaults(action="list", json=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action == "pull":
+        return _pull(args.name)
+    return _list(args)
+
+
+def human(size: int | None) -> str:
+    if size is None:
+        return "missing"
+    for unit in ("B", "KB", "MB"):
+        if size < 1000:
+            return f"{size:.0f} {unit}"
+        size /= 1000
+    return f"{size:.1f} GB"
+
+
+def _pull(name: str) -> int:
+    from ..pull import pull
+
+    entry = catalogue.load().get(name)
+    if entry is not None and not entry.embedded:
+        print(f"pulling {name} from {entry.repo} (about {human(entry.size_mb * 1000**2)})", file=sys.stderr)
+    try:
+        record = pull(name)
+    except KeyboardInterrupt:
+        print(f"interrupted: run `iterretgen-chat models pull {name}` again to resume", file=sys.stderr)
+        return 130
+    size = sum(f["size"] for f in record.files.values())
+    print(f"{name}: {human(size)} in {record.folder}, every file checked")
+    flag = "--llm" if record.kind in catalogue.CHAT_KINDS else "--embedder"
+    print(f"use it with: iterretgen-chat {flag} {name}")
+    return 0
+
+
+def _row(mark: str, name: str, kind: str, source: str, size: str, note: str) -> None:
+    print(f" {mark} {name:<24} {kind:<9} {source:<9} {size:>8}  {note}".rstrip())
+
+
+def _list(args: argparse.Namespace) -> int:
+    from ..devices import describe_devices
+
+    settings = settings_from(args)
+    configured = {"llm": settings.llm, "embedder": settings.embedder, "query_encoder": settings.query_encoder}
+    in_use = {value for value in configured.values() if value}
+    found = models.installed(configured)
+    have = {item.name for item in found}
+    available = [e for e in catalogue.load().values() if e.name not in have and not e.embedded]
+    devices = describe_devices(settings.device)
+    if args.json:
+        print(json.dumps({
+            "installed": [{**asdict(item), "in_use": item.name in in_use} for item in found],
+            "available": [
+                {"name": e.name, "kind": e.kind, "repo": e.repo, "size_mb": e.size_mb, "description": e.description}
+                for e in available
+            ],
+            "devices": devices,
+        }, indent=2))
+        return 0
+    print("installed (* in use):")
+    for item in found:
+        mark = "*" if item.name in in_use else " "
+        _row(mark, item.name, item.kind, item.source, human(item.size_bytes), item.metric)
+    if available:
+        print("available (iterretgen-chat models pull NAME):")
+        for e in available:
+            _row(" ", e.name, e.kind, "", "~" + human(e.size_mb * 1000**2), e.description)
+    print(f"devices (--device {settings.device}): {devices['summary']}")
+    for problem in devices["problems"]:
+        print(f"  ! {problem}")
+    return 0

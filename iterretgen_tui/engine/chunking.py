@@ -1,0 +1,77 @@
+"""Blocks -> passages of about N words with an overlap, the unit that is embedded.
+
+A passage never crosses a PDF page or a heading, so its title and location stay exact.
+Words keep their line, so a passage reads with its original line breaks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import groupby
+from typing import Iterable
+
+from .formats import Block, Parsed
+
+# Runs longer than this (URLs, base64, text without spaces) count as several words,
+# so a passage stays near the embedder's input length; they are rejoined without spaces.
+MAX_WORD_CHARS = 24
+_RUN = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    text: str
+    location: str  # "p. 3", "lines 10-24", "paragraphs 2-5"
+    heading: str = ""  # title taken from the document itself; "" when it has none
+
+
+@dataclass(frozen=True)
+class _Word:
+    text: str
+    number: int
+    glued: bool  # continues the previous word with no space between
+
+
+def split(parsed: Parsed, *, words: int = 100, overlap: int = 20) -> list[Chunk]:
+    if words < 1 or not 0 <= overlap < words:
+        raise ValueError("need words >= 1 and 0 <= overlap < words")
+    chunks = []
+    for (page, heading), section in groupby(parsed.blocks, key=lambda b: (b.page, b.heading)):
+        tokens = _words(section)
+        title = _title(parsed.title, heading)
+        step = words - overlap
+        for start in range(0, max(len(tokens) - overlap, 1), step):
+            window = tokens[start : start + words]
+            if window:
+                chunks.append(Chunk(_join(window), _location(parsed.unit, page, window), title))
+    return chunks
+
+
+def _words(blocks: Iterable[Block]) -> list[_Word]:
+    out = []
+    for block in blocks:
+        for run in _RUN.findall(block.text):
+            for i in range(0, len(run), MAX_WORD_CHARS):
+                out.append(_Word(run[i : i + MAX_WORD_CHARS], block.number, glued=i > 0))
+    return out
+
+
+def _join(window: list[_Word]) -> str:
+    lines = []
+    for _, same_line in groupby(window, key=lambda w: w.number):
+        lines.append("".join(("" if w.glued else " ") + w.text for w in same_line).lstrip())
+    return "\n".join(lines)
+
+
+def _location(unit: str, page: int, window: list[_Word]) -> str:
+    if page:
+        return f"p. {page}"
+    first, last = window[0].number, window[-1].number
+    return f"{unit} {first}" if first == last else f"{unit}s {first}-{last}"
+
+
+def _title(document_title: str, heading: str) -> str:
+    if heading and document_title and heading != document_title:
+        return f"{document_title} › {heading}"
+    return heading or document_title

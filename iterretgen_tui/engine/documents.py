@@ -1,0 +1,184 @@
+"""A document folder -> files -> text -> passages.
+
+``scan`` walks a folder with stat calls only; ``read`` takes a file's bytes and notices a
+file that changes meanwhile; ``passages`` parses the bytes by format and splits them.
+Anything that cannot be indexed raises ``SkipFile`` with the reason the user sees.
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import hashlib
+import os
+import stat
+import unicodedata
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import charset_normalizer
+
+from . import formats
+from .chunking import Chunk, split
+from .formats import SkipFile
+
+MAX_BYTES = 50 * 1024 * 1024
+_SNIFF_CHARS = 8192
+
+_BOMS = (  # UTF-32 first: its little-endian BOM starts with UTF-16's
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+_MARKUP = {
+    ".md": formats.markdown,
+    ".markdown": formats.markdown,
+    ".rst": formats.rst,
+    ".html": formats.html,
+    ".htm": formats.html,
+    ".xhtml": formats.html,
+}
+_CONTAINERS = {".pdf": formats.pdf, ".docx": formats.docx}
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: Path  # absolute, inside the folder; symlinks are kept, not resolved
+    size: int
+    mtime_ns: int
+    ctime_ns: int  # catches chmod, which leaves mtime alone
+
+    @classmethod
+    def of(cls, path: Path, st: os.stat_result) -> "FileEntry":
+        return cls(path, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@dataclass(frozen=True)
+class Skip:
+    path: str
+    reason: str
+
+
+def scan(root: Path, *, exclude: Path | None = None) -> tuple[list[FileEntry], list[Skip]]:
+    """Regular files under root in path order, hidden names left out, symlinks followed
+    once: a link back to a visited folder is reported, never walked twice."""
+    files: list[FileEntry] = []
+    skipped: list[Skip] = []
+    visited: set[tuple[int, int]] = set()
+    root_stat = root.stat()
+    visited.add((root_stat.st_dev, root_stat.st_ino))
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            skipped.append(Skip(str(directory), f"cannot list folder: {exc.strerror}"))
+            continue
+        subdirs = []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            path = Path(entry.path)
+            try:
+                st = entry.stat()  # follows symlinks
+            except OSError as exc:
+                skipped.append(Skip(str(path), _stat_failure(path, exc)))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if exclude is not None and path.resolve() == exclude:
+                    continue
+                if (st.st_dev, st.st_ino) in visited:
+                    skipped.append(Skip(str(path), "symlink loop: links to a folder already indexed"))
+                    continue
+                visited.add((st.st_dev, st.st_ino))
+                subdirs.append(path)
+            elif stat.S_ISREG(st.st_mode):
+                files.append(FileEntry.of(path, st))
+            else:
+                skipped.append(Skip(str(path), "not a regular file (pipe, socket or device)"))
+        stack.extend(reversed(subdirs))
+    files.sort(key=lambda f: f.path)
+    return files, skipped
+
+
+def _stat_failure(path: Path, exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "symlink loop"
+    if exc.errno == errno.ENOENT and path.is_symlink():
+        return f"dangling symlink to {os.readlink(path)}"
+    return f"cannot read: {exc.strerror}"
+
+
+def read(entry: FileEntry, max_bytes: int = MAX_BYTES) -> tuple[FileEntry, bytes]:
+    """The file's bytes with the stat they were read under."""
+    if entry.size > max_bytes:
+        raise SkipFile(f"too large: {entry.size / 2**20:.1f} MiB (limit {max_bytes / 2**20:.1f} MiB)")
+    try:
+        with open(entry.path, "rb") as fh:
+            before = os.fstat(fh.fileno())
+            data = fh.read(max_bytes + 1)
+            after = os.fstat(fh.fileno())
+    except FileNotFoundError:
+        raise SkipFile("vanished while being read", transient=True) from None
+    except PermissionError:
+        raise SkipFile("permission denied") from None
+    except OSError as exc:
+        raise SkipFile(f"cannot read: {exc.strerror}") from None
+    if (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns) or len(data) != after.st_size:
+        raise SkipFile("changed while being read; retried on the next run", transient=True)
+    if len(data) > max_bytes:
+        raise SkipFile(f"too large: over {max_bytes / 2**20:.1f} MiB")
+    if not data:
+        raise SkipFile("empty file")
+    return replace(entry, size=after.st_size, mtime_ns=after.st_mtime_ns, ctime_ns=after.st_ctime_ns), data
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
+def passages(path: Path, data: bytes, *, words: int = 100, overlap: int = 20) -> list[Chunk]:
+    suffix = path.suffix.lower()
+    try:
+        if suffix in _CONTAINERS:
+            parsed = _CONTAINERS[suffix](data)
+        else:
+            parsed = _MARKUP.get(suffix, formats.plain)(decode(data))
+    except SkipFile:
+        raise
+    except Exception as exc:  # a parser bug on odd input must not stop the whole run
+        raise SkipFile(f"cannot parse: {type(exc).__name__}: {exc}"[:200]) from None
+    chunks = split(parsed, words=words, overlap=overlap)
+    if not chunks:
+        raise SkipFile("no text found" + (" (a scanned PDF without a text layer?)" if suffix == ".pdf" else ""))
+    return chunks
+
+
+def decode(data: bytes) -> str:
+    """Text in any common encoding; binary content raises SkipFile."""
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(codec)
+            except UnicodeDecodeError:
+                raise SkipFile(f"invalid {codec} text") from None
+    if b"\0" in data[:_SNIFF_CHARS]:
+        raise SkipFile("binary file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        best = charset_normalizer.from_bytes(data).best()
+        if best is None:
+            raise SkipFile("binary file") from None
+        text = str(best)
+    if _mostly_control(text[:_SNIFF_CHARS]):
+        raise SkipFile("binary file")
+    return text
+
+
+def _mostly_control(sample: str) -> bool:
+    odd = sum(1 for ch in sample if ch not in "\t\n\r\f\v" and unicodedata.category(ch) in ("Cc", "Cs", "Co", "Cn"))
+    return odd > len(sample) * 0.05

@@ -1,0 +1,107 @@
+"""Text -> float32 vectors, behind one abstract method.
+
+An embedder is anything that maps a list of strings to an (n, dim) float32 array.
+``metric`` says how its vectors compare: "cosine" models (MiniLM) are returned
+L2-normalised, "dot" models (Contriever-MSMARCO) are returned raw; either way the
+index ranks by inner product, so the similarity follows the model.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+
+class Embedder(ABC):
+    name: str
+    dim: int
+    metric: str  # "cosine" or "dot"
+
+    @abstractmethod
+    def embed_batch(self, texts: Sequence[str], *, queries: bool = False) -> np.ndarray:
+        """Encode texts; ``queries`` selects the query encoder where it differs."""
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_batch(texts, queries=True)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_queries([text])[0]
+
+    @property
+    def identity(self) -> str:
+        """Stored with an index: vectors of different identities never mix."""
+        return f"{self.name}:{self.dim}:{self.metric}"
+
+
+def resolve_device(device: str) -> str:
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _declared_metric(folder: Path) -> str:
+    """Normalised sentence-transformers models compare by cosine; a bare Hugging Face
+    encoder (Contriever's layout) gets mean pooling and dot product."""
+    modules = folder / "modules.json"
+    if modules.exists():
+        kinds = [m.get("type", "") for m in json.loads(modules.read_text("utf-8"))]
+        if any(k.endswith("Normalize") for k in kinds):
+            return "cosine"
+        st_config = folder / "config_sentence_transformers.json"
+        if st_config.exists():
+            declared = json.loads(st_config.read_text("utf-8")).get("similarity_fn_name")
+            if declared in ("dot", "dot_product"):
+                return "dot"
+            if declared == "cosine":
+                return "cosine"
+    return "dot"
+
+
+class SentenceEmbedder(Embedder):
+    """A sentence-transformers model from a local folder; optionally a separate query encoder."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        device: str = "auto",
+        metric: str | None = None,
+        query_path: str | Path | None = None,
+        batch_size: int = 32,
+        name: str | None = None,
+    ) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise FileNotFoundError(f"embedder folder not found: {self.path}")
+        self.device = resolve_device(device)
+        self.metric = metric or _declared_metric(self.path)
+        self.batch_size = batch_size
+        self.name = name or self.path.name
+        self._model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
+        self._query_model = (
+            SentenceTransformer(str(query_path), device=self.device, local_files_only=True)
+            if query_path
+            else self._model
+        )
+        self.dim = int(self._model.get_embedding_dimension())
+
+    def embed_batch(self, texts: Sequence[str], *, queries: bool = False) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._query_model if queries else self._model
+        vectors = model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=self.metric == "cosine",
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)

@@ -1,0 +1,211 @@
+"""Evaluation per iteration: run a question through the very loop the TUI drives, score
+the output of every iteration t, and average the per-question records.
+
+With greedy decoding the T=2 answer is the second iteration of a T=3 run, so one fixed
+run (adaptive stop off) to the largest T scores every t. The adaptive run is derived
+from that trace with the loop's own stop rules instead of running a second time.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from statistics import fmean
+from typing import Iterable, Sequence
+
+from . import iterretgen, metrics
+from .datasets import Question
+from .events import FinalAnswer, IterationTrace, PassagesRetrieved, StopReason
+from .generator import Generator
+from .passages import Passage
+
+ANSWER_METRICS = ("em", "f1", "acc", "answer_recall", "gold_recall")
+RECALL_KS = (5, 10, 100)
+JUDGE_MAX_TOKENS = 4  # "Yes"/"No" and a little slack; longer replies fail the strict parse
+
+
+class ConfigMismatch(ValueError):
+    """Saved records were made with other settings and cannot be resumed."""
+
+
+def adaptive_stop(
+    retrieved: Sequence[Sequence[Passage]], traces: Sequence[IterationTrace]
+) -> tuple[int, StopReason]:
+    """Where the adaptive loop would have stopped, and why, replaying its two rules in the
+    order the loop checks them: no new passages (before drafting t) or converged (after)."""
+    for i in range(1, len(traces)):
+        if iterretgen.no_new_passages(retrieved[i], traces[i - 1].passages):
+            return i, StopReason.SAME_PASSAGES
+        if iterretgen.answers_converge(traces[i - 1].answer, traces[i].answer):
+            return i + 1, StopReason.CONVERGED
+    return len(traces), StopReason.MAX_ITERATIONS
+
+
+def judge(generator: Generator, question: str, prediction: str, answer: str) -> bool | None:
+    reply = "".join(
+        generator.stream(
+            metrics.judge_messages(question, prediction, answer),
+            max_tokens=JUDGE_MAX_TOKENS,
+            cancel=threading.Event(),
+        )
+    )
+    return metrics.parse_judge(reply)
+
+
+def evaluate_question(
+    question: Question,
+    *,
+    retriever: iterretgen.PassageRetriever,
+    generator: Generator,
+    iterations: int,
+    top_k: int,
+    max_tokens: int = 256,
+    keep_passages: bool = False,
+    gold_draft: bool = False,
+    judge_with: Generator | None = None,
+) -> dict:
+    """One question's record, JSON-ready: every iteration's query, retrieved document ids,
+    draft, answer, judge verdict and scores, and where the adaptive stop would be."""
+    started = time.perf_counter()
+    retrieved: list[tuple[Passage, ...]] = []
+    gold = question.answers[0] if question.answers else ""
+    for event in iterretgen.run(
+        question.text,
+        retriever=retriever,
+        generator=generator,
+        iterations=iterations,
+        top_k=top_k,
+        adaptive=False,
+        keep_passages=keep_passages,
+        max_tokens=max_tokens,
+        draft_for_query=(lambda draft: gold) if gold_draft else None,
+    ):
+        if isinstance(event, PassagesRetrieved):
+            retrieved.append(event.passages)
+        elif isinstance(event, FinalAnswer):
+            final = event
+    verdicts: dict[str, bool | None] = {}  # the same answer gets the same (greedy) verdict
+    steps = []
+    for trace, passages in zip(final.iterations, retrieved):
+        if judge_with is not None and trace.answer not in verdicts:
+            verdicts[trace.answer] = judge(judge_with, question.text, trace.answer, gold)
+        steps.append({
+            "t": trace.t,
+            "query": trace.query,
+            "passage_ids": [p.source for p in passages],
+            "draft": trace.draft,
+            "answer": trace.answer,
+            "seconds": round(trace.seconds, 3),
+            "judge": verdicts.get(trace.answer),
+            "scores": {
+                "em": metrics.exact_match(trace.answer, question.answers),
+                "f1": metrics.f1(trace.answer, question.answers),
+                "acc": metrics.accuracy(trace.answer, question.answers),
+                "answer_recall": metrics.answer_recall(
+                    (f"{p.title} {p.text}" for p in passages), question.answers
+                ),
+                "gold_recall": metrics.gold_recall((p.source for p in passages), question.relevant),
+            },
+        })
+    stop_t, reason = adaptive_stop(retrieved, final.iterations)
+    return {
+        "id": question.id,
+        "question": question.text,
+        "gold": list(question.answers),
+        "gold_doc_ids": sorted(question.relevant),
+        "iterations": steps,
+        "adaptive": {"t": stop_t, "reason": reason.value},
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+
+
+def _scores(steps: Sequence[dict], t: int, judged: bool) -> dict:
+    """One question's metrics at iteration t, with the cost of getting there."""
+    step = steps[t - 1]
+    return {
+        **step["scores"],
+        "acc_judge": float(step["judge"] is True) if judged else None,
+        "llm_calls": t,
+        "seconds": sum(s["seconds"] for s in steps[:t]),
+    }
+
+
+def _mean(rows: Sequence[dict]) -> dict:
+    return {
+        key: None if rows[0][key] is None else round(fmean(r[key] for r in rows), 4)
+        for key in rows[0]
+    }
+
+
+def summarize(records: Sequence[dict], ts: Iterable[int], *, judged: bool) -> list[dict]:
+    """One row per asked t: every metric averaged over the questions."""
+    return [
+        {"t": t, **_mean([_scores(r["iterations"], t, judged) for r in records])} for t in ts
+    ]
+
+
+def summarize_adaptive(records: Sequence[dict], *, judged: bool) -> dict:
+    rows = [_scores(r["iterations"], r["adaptive"]["t"], judged) for r in records]
+    reasons: dict[str, int] = {}
+    for r in records:
+        reasons[r["adaptive"]["reason"]] = reasons.get(r["adaptive"]["reason"], 0) + 1
+    summary = _mean(rows)
+    return {"iterations": summary["llm_calls"], **summary, "stop_reasons": reasons}
+
+
+def retrieval_metrics(
+    questions: Sequence[Question], retriever, *, batch_size: int = 64
+) -> dict[str, float]:
+    """Question-only retrieval against the qrels: recall@5/10/100 and nDCG@10."""
+    rows = []
+    depth = max(RECALL_KS)
+    for start in range(0, len(questions), batch_size):
+        chunk = questions[start : start + batch_size]
+        for question, ranked in zip(chunk, retriever.retrieve_many([q.text for q in chunk], depth)):
+            ids = [p.source for p in ranked]
+            row = {f"recall@{k}": metrics.recall_at(ids, question.relevant, k) for k in RECALL_KS}
+            row["ndcg@10"] = metrics.ndcg_at(ids, question.relevant, 10)
+            rows.append(row)
+    return _mean(rows)
+
+
+class RecordLog:
+    """Per-question records as JSONL: a header with the settings, then one line per
+    question, flushed as each finishes so an interrupted run resumes where it stopped."""
+
+    def __init__(self, path: Path, config: dict) -> None:
+        self.path = Path(path)
+        self.config = config
+        self.records: dict[str, dict] = {}
+        if self.path.exists() and self.path.stat().st_size:
+            self._load()
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps({"config": config}) + "\n", "utf-8")
+
+    def _load(self) -> None:
+        lines = self.path.read_text("utf-8").splitlines()
+        header = json.loads(lines[0]).get("config") if lines[0].startswith("{") else None
+        if header != self.config:
+            raise ConfigMismatch(
+                f"{self.path} holds records made with other settings ({header}); "
+                "delete it or choose another --out"
+            )
+        for line in lines[1:]:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the line being written when the run was killed
+            self.records[record["id"]] = record
+        # Rewrite without a torn last line, so appends start on a fresh line.
+        body = [json.dumps(r, ensure_ascii=False) for r in self.records.values()]
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text("\n".join([lines[0], *body]) + "\n", "utf-8")
+        tmp.replace(self.path)
+
+    def append(self, record: dict) -> None:
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.records[record["id"]] = record

@@ -1,0 +1,107 @@
+"""Typed, immutable events yielded by the Iter-RetGen loop.
+
+The TUI, the headless ``ask`` command and the evaluation harness all consume this
+one stream; every field is plain data so events can cross thread boundaries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from .passages import Passage
+
+
+class StopReason(str, Enum):
+    CONVERGED = "converged"  # consecutive answers agree
+    SAME_PASSAGES = "same_passages"  # the new retrieval found nothing new to read
+    MAX_ITERATIONS = "max_iterations"
+    CANCELLED = "cancelled"
+
+    def describe(self, t: int) -> str:
+        return {
+            StopReason.CONVERGED: f"converged at iteration {t}",
+            StopReason.SAME_PASSAGES: f"no new passages at iteration {t}",
+            StopReason.MAX_ITERATIONS: f"reached the maximum ({t} iterations)",
+            StopReason.CANCELLED: f"cancelled during iteration {t}",
+        }[self]
+
+
+@dataclass(frozen=True)
+class IterationStarted:
+    t: int
+    max_t: int
+
+
+@dataclass(frozen=True)
+class QueryFormed:
+    t: int
+    query: str
+
+
+@dataclass(frozen=True)
+class PassagesRetrieved:
+    t: int
+    passages: tuple[Passage, ...]
+
+
+@dataclass(frozen=True)
+class ContextTrimmed:
+    """Passages were shortened or dropped so the prompt fits the model's window."""
+
+    t: int
+    kept: int
+    dropped: int
+    truncated: int
+
+
+@dataclass(frozen=True)
+class Token:
+    t: int
+    text: str
+
+
+@dataclass(frozen=True)
+class IterationTrace:
+    t: int
+    query: str
+    passages: tuple[Passage, ...]
+    draft: str
+    answer: str
+    seconds: float
+    prompt_tokens: int = 0
+    trimmed: bool = False
+
+
+@dataclass(frozen=True)
+class DraftDone:
+    t: int
+    trace: IterationTrace
+
+
+@dataclass(frozen=True)
+class Stopped:
+    t: int
+    reason: StopReason
+
+
+@dataclass(frozen=True)
+class FinalAnswer:
+    question: str
+    answer: str  # extracted short answer ("So the answer is X." -> X)
+    draft: str  # the full last output y_T
+    sources: tuple[Passage, ...]  # the passages y_T was generated from, numbered [1].. in order
+    stop_reason: StopReason
+    iterations: tuple[IterationTrace, ...] = field(default_factory=tuple)
+
+
+Event = (
+    IterationStarted
+    | QueryFormed
+    | PassagesRetrieved
+    | ContextTrimmed
+    | Token
+    | DraftDone
+    | Stopped
+    | FinalAnswer
+)

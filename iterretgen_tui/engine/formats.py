@@ -1,0 +1,215 @@
+"""Document formats -> numbered blocks of text, each under its nearest heading.
+
+Every parser returns a ``Parsed``: the document's own title (or "") and its blocks in
+reading order. A block is a line of a text file, a paragraph of a Word document or a
+line of a PDF page; its number is what a passage's location cites.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+from dataclasses import dataclass
+
+# pypdf logs every recoverable defect of a damaged file; the skip reason says enough.
+logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+
+class SkipFile(Exception):
+    """A file that is not indexed; the message is the reason shown to the user.
+
+    ``transient`` problems (a file changing while read) are retried on the next run
+    instead of being remembered.
+    """
+
+    def __init__(self, reason: str, *, transient: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.transient = transient
+
+
+@dataclass(frozen=True)
+class Block:
+    text: str
+    number: int  # line (text, HTML source) or paragraph (docx) number, from 1
+    page: int = 0  # PDF page from 1; 0 for formats without pages
+    heading: str = ""  # nearest heading above the block
+
+
+@dataclass(frozen=True)
+class Parsed:
+    title: str
+    blocks: list[Block]
+    unit: str  # what Block.number counts: "line" or "paragraph"
+
+
+def plain(text: str) -> Parsed:
+    return Parsed("", [Block(line, n) for n, line in enumerate(text.splitlines(), 1)], "line")
+
+
+# -- Markdown ------------------------------------------------------------------------------
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)\s*$")
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+_FRONT_TITLE = re.compile(r"^title:\s*['\"]?(.*?)['\"]?\s*$")
+
+
+def markdown(text: str) -> Parsed:
+    lines = text.splitlines()
+    title, start = _front_matter_title(lines)
+    headings: dict[int, tuple[int, str]] = {}  # line index -> (level, heading text)
+    fenced = False
+    for i in range(start, len(lines)):
+        line = lines[i]
+        if _FENCE.match(line):
+            fenced = not fenced
+        if fenced:
+            continue
+        atx = _ATX.match(line)
+        if atx:
+            headings[i] = (len(atx.group(1)), atx.group(2))
+        elif i + 1 < len(lines) and line.strip() and _SETEXT.match(lines[i + 1]):
+            # `---` under a paragraph line is a level-2 heading, not a rule.
+            headings[i] = (1 if lines[i + 1].strip()[0] == "=" else 2, line.strip())
+    if not title:
+        title = next((h for level, h in headings.values() if level == 1), "")
+    return Parsed(title, _under_headings(lines, start, headings), "line")
+
+
+def _front_matter_title(lines: list[str]) -> tuple[str, int]:
+    """YAML front matter: its `title:` and the first line after it."""
+    if not lines or lines[0].strip() != "---":
+        return "", 0
+    title = ""
+    for i in range(1, len(lines)):
+        if lines[i].strip() in ("---", "..."):
+            return title, i + 1
+        match = _FRONT_TITLE.match(lines[i])
+        if match:
+            title = match.group(1)
+    return "", 0  # no closing line: not front matter
+
+
+def _under_headings(lines: list[str], start: int, headings: dict[int, tuple[int, str]]) -> list[Block]:
+    blocks, heading = [], ""
+    for i in range(start, len(lines)):
+        if i in headings:
+            heading = headings[i][1]
+        blocks.append(Block(lines[i], i + 1, heading=heading))
+    return blocks
+
+
+# -- reStructuredText ----------------------------------------------------------------------
+
+_RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+<>:._])\1{2,}\s*$")
+
+
+def rst(text: str) -> Parsed:
+    """Section titles are lines underlined (optionally overlined) by a punctuation run."""
+    lines = text.splitlines()
+    headings: dict[int, tuple[int, str]] = {}
+    for i in range(len(lines) - 1):
+        line = lines[i].strip()
+        under = lines[i + 1].rstrip()
+        if line and not _RST_ADORNMENT.match(line) and _RST_ADORNMENT.match(under) and len(under) >= len(line):
+            headings[i] = (0, line)
+    title = headings[min(headings)][1] if headings else ""
+    return Parsed(title, _under_headings(lines, 0, headings), "line")
+
+
+# -- HTML ----------------------------------------------------------------------------------
+
+_INVISIBLE = ["script", "style", "noscript", "template", "head", "svg", "iframe", "object"]
+_HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+
+
+def html(text: str) -> Parsed:
+    """Visible text only, each piece numbered by its source line."""
+    from bs4 import BeautifulSoup, NavigableString, Tag
+    from bs4.element import PreformattedString
+
+    soup = BeautifulSoup(text, "html.parser")
+    title = soup.title.get_text(" ", strip=True) if soup.title else ""
+    for tag in soup.find_all(_INVISIBLE) + soup.find_all(attrs={"hidden": True}):
+        tag.decompose()
+    if not title:
+        h1 = soup.find("h1")
+        title = h1.get_text(" ", strip=True) if h1 else ""
+    blocks, heading, line = [], "", 1
+    for node in soup.descendants:
+        if isinstance(node, Tag):
+            line = node.sourceline or line
+            if node.name in _HEADINGS:
+                heading = node.get_text(" ", strip=True)
+        elif isinstance(node, NavigableString) and not isinstance(node, PreformattedString):
+            # Comments, doctypes and CDATA are PreformattedStrings: never visible.
+            for offset, part in enumerate(str(node).split("\n")):
+                if part.strip():
+                    blocks.append(Block(part.strip(), line + offset, heading=heading))
+            line += node.count("\n")
+    return Parsed(title, blocks, "line")
+
+
+# -- PDF -----------------------------------------------------------------------------------
+
+
+def pdf(data: bytes) -> Parsed:
+    from pypdf import PdfReader
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise SkipFile("encrypted PDF (password protected)")
+        pages = list(reader.pages)
+        title = (reader.metadata or {}).get("/Title") or ""
+    except SkipFile:
+        raise
+    except Exception as exc:  # pypdf raises many kinds on damaged files
+        raise SkipFile(f"cannot read PDF: {_brief(exc)}") from None
+    blocks, failed = [], 0
+    for number, page in enumerate(pages, 1):
+        try:
+            text = page.extract_text() or ""
+        except Exception:  # one damaged page should not cost the others
+            failed += 1
+            continue
+        blocks += [Block(line, n, page=number) for n, line in enumerate(text.splitlines(), 1)]
+    if failed == len(pages) and pages:
+        raise SkipFile("cannot read PDF: no page could be decoded")
+    return Parsed(str(title).strip(), blocks, "line")
+
+
+# -- Word ----------------------------------------------------------------------------------
+
+
+def docx(data: bytes) -> Parsed:
+    import docx as python_docx
+    from docx.table import Table
+
+    try:
+        document = python_docx.Document(io.BytesIO(data))
+        content = list(document.iter_inner_content())
+        title = document.core_properties.title or ""
+    except Exception as exc:  # a damaged zip or XML part: BadZipFile, KeyError, lxml errors
+        raise SkipFile(f"cannot read Word document: {_brief(exc)}") from None
+    blocks, heading = [], ""
+    for number, item in enumerate(content, 1):
+        if isinstance(item, Table):
+            text = "\n".join(" | ".join(cell.text.strip() for cell in row.cells) for row in item.rows)
+        else:
+            text = item.text
+            style = item.style.name if item.style is not None else ""
+            if style == "Title" and not title:
+                title = text.strip()
+            elif style.startswith("Heading") and text.strip():
+                heading = text.strip()
+        if text.strip():
+            blocks.append(Block(text, number, heading=heading))
+    return Parsed(title.strip(), blocks, "paragraph")
+
+
+def _brief(exc: Exception) -> str:
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {message}"[:200] if message else type(exc).__name__

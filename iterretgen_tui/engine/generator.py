@@ -1,0 +1,90 @@
+"""Text generation with llama-cpp-python: the GGUF's own chat template, streaming,
+cancellable between tokens, greedy by default (the paper decodes greedily)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Iterator, Protocol, Sequence
+
+Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": ...}
+
+
+class Generator(Protocol):
+    name: str
+    n_ctx: int
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def stream(
+        self, messages: Sequence[Message], *, max_tokens: int, cancel: threading.Event
+    ) -> Iterator[str]: ...
+
+
+def gpu_layers(device: str) -> int:
+    """All layers on the GPU for cuda; auto offloads only when llama.cpp was built for it."""
+    if device == "cpu":
+        return 0
+    if device == "cuda":
+        return -1
+    import llama_cpp
+
+    return -1 if llama_cpp.llama_supports_gpu_offload() else 0
+
+
+class LlamaGenerator:
+    # Chat templates add a few tokens per message around the content we count.
+    TEMPLATE_TOKENS_PER_MESSAGE = 8
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        n_ctx: int = 4096,
+        device: str = "auto",
+        n_threads: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        from llama_cpp import Llama
+
+        self.path = Path(model_path)
+        self.name = self.path.stem
+        self.n_gpu_layers = gpu_layers(device)
+        self.device = "cuda" if self.n_gpu_layers else "cpu"
+        self._llm = Llama(
+            model_path=str(self.path),
+            n_ctx=n_ctx,
+            n_gpu_layers=self.n_gpu_layers,
+            n_threads=n_threads,
+            seed=seed,
+            verbose=False,
+        )
+        self.n_ctx = self._llm.n_ctx()
+        # One model, one decoding stream: the TUI and scripts may call from several threads.
+        self._lock = threading.Lock()
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def stream(
+        self, messages: Sequence[Message], *, max_tokens: int, cancel: threading.Event
+    ) -> Iterator[str]:
+        with self._lock:
+            chunks = self._llm.create_chat_completion(
+                messages=list(messages),
+                max_tokens=max_tokens,
+                temperature=0.0,
+                top_k=1,
+                repeat_penalty=1.0,
+                stream=True,
+            )
+            try:
+                for chunk in chunks:
+                    if cancel.is_set():
+                        break
+                    text = chunk["choices"][0]["delta"].get("content")
+                    if text:
+                        yield text
+            finally:
+                # Closing the stream stops llama.cpp from decoding further tokens.
+                chunks.close()

@@ -1,0 +1,142 @@
+"""Iter-RetGen (Shao et al., 2023): retrieve with q, draft y1; for t = 2..T retrieve
+with y(t-1) || q and draft y_t from the new passages; return y_T.
+
+``run`` is a plain generator of typed events (engine/events.py) and records the trace
+of every iteration. Beyond the paper: an adaptive stop (consecutive answers agree, or
+the new retrieval brings nothing new to read) and optionally carrying earlier
+iterations' passages forward.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, Iterator, Protocol, Sequence
+
+from .answers import normalize_answer, token_f1
+from .events import (
+    ContextTrimmed,
+    DraftDone,
+    Event,
+    FinalAnswer,
+    IterationStarted,
+    IterationTrace,
+    PassagesRetrieved,
+    QueryFormed,
+    Stopped,
+    StopReason,
+    Token,
+)
+from .generator import Generator
+from .passages import Passage
+from .prompts import build_prompt, extract_answer
+
+CONVERGENCE_F1 = 0.8  # token-F1 between consecutive answers that counts as "the same"
+
+
+class PassageRetriever(Protocol):
+    def retrieve(self, query: str, k: int) -> list[Passage]: ...
+
+
+def form_query(question: str, draft: str) -> str:
+    """The paper's generation-augmented query: the previous output, then the question."""
+    return f"{draft}\n{question}"
+
+
+def answers_converge(previous: str, current: str) -> bool:
+    if not normalize_answer(current):
+        return False
+    return (
+        normalize_answer(previous) == normalize_answer(current)
+        or token_f1(previous, current) >= CONVERGENCE_F1
+    )
+
+
+def no_new_passages(retrieved: Sequence[Passage], previous: Sequence[Passage]) -> bool:
+    """Greedy decoding over the same passages would repeat the last draft."""
+    return {p.id for p in retrieved} <= {p.id for p in previous}
+
+
+def _carry_forward(new: Sequence[Passage], earlier: Sequence[Passage]) -> list[Passage]:
+    """New passages first, then earlier ones not retrieved again (the budget trims the tail)."""
+    seen = {p.id for p in new}
+    return list(new) + [p for p in earlier if p.id not in seen]
+
+
+def run(
+    question: str,
+    *,
+    retriever: PassageRetriever,
+    generator: Generator,
+    iterations: int = 3,
+    top_k: int = 5,
+    adaptive: bool = True,
+    keep_passages: bool = False,
+    max_tokens: int = 256,
+    cancel: threading.Event | None = None,
+    draft_for_query: Callable[[str], str] | None = None,
+) -> Iterator[Event]:
+    """``draft_for_query`` maps a draft to the text used in the next query (the eval's
+    gold-draft diagnostic replaces it); by default the draft itself."""
+    if not question.strip():
+        raise ValueError("the question is empty")
+    cancel = cancel or threading.Event()
+    budget = generator.n_ctx - max_tokens
+    traces: list[IterationTrace] = []
+    reason = StopReason.MAX_ITERATIONS
+    for t in range(1, iterations + 1):
+        if cancel.is_set():
+            reason = StopReason.CANCELLED
+            break
+        started = time.perf_counter()
+        yield IterationStarted(t, iterations)
+        previous = traces[-1] if traces else None
+        if previous is None:
+            query = question
+        else:
+            query = form_query(question, (draft_for_query or (lambda d: d))(previous.draft))
+        yield QueryFormed(t, query)
+        retrieved = retriever.retrieve(query, top_k)
+        yield PassagesRetrieved(t, tuple(retrieved))
+        if adaptive and previous and no_new_passages(retrieved, previous.passages):
+            reason = StopReason.SAME_PASSAGES
+            break
+        candidates = _carry_forward(retrieved, previous.passages) if keep_passages and previous else retrieved
+        prompt = build_prompt(
+            question, candidates, count_tokens=generator.count_tokens, budget=budget
+        )
+        if prompt.dropped or prompt.truncated:
+            yield ContextTrimmed(t, len(prompt.passages), prompt.dropped, prompt.truncated)
+        pieces: list[str] = []
+        for piece in generator.stream(prompt.messages, max_tokens=max_tokens, cancel=cancel):
+            pieces.append(piece)
+            yield Token(t, piece)
+        if cancel.is_set():
+            reason = StopReason.CANCELLED
+            break
+        draft = "".join(pieces).strip()
+        trace = IterationTrace(
+            t=t,
+            query=query,
+            passages=prompt.passages,
+            draft=draft,
+            answer=extract_answer(draft),
+            seconds=time.perf_counter() - started,
+            prompt_tokens=prompt.tokens,
+            trimmed=bool(prompt.dropped or prompt.truncated),
+        )
+        traces.append(trace)
+        yield DraftDone(t, trace)
+        if adaptive and previous and answers_converge(previous.answer, trace.answer):
+            reason = StopReason.CONVERGED
+            break
+    last = traces[-1] if traces else None
+    yield Stopped(len(traces) if reason != StopReason.CANCELLED else len(traces) + 1, reason)
+    yield FinalAnswer(
+        question=question,
+        answer=last.answer if last else "",
+        draft=last.draft if last else "",
+        sources=last.passages if last else (),
+        stop_reason=reason,
+        iterations=tuple(traces),
+    )

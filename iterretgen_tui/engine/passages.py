@@ -1,0 +1,23 @@
+"""The unit that is indexed, retrieved, shown as a source and given to the model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class Passage:
+    id: int
+    text: str
+    title: str
+    source: str  # file path (or dataset document id) the passage came from
+    location: str = ""  # "p. 3" for PDFs, "lines 10-24" for text; empty when unknown
+    score: float = 0.0
+
+    def with_score(self, score: float) -> "Passage":
+        return replace(self, score=float(score))
+
+    @property
+    def citation(self) -> str:
+        """How a source is named to the user: path plus page or line range."""
+        return f"{self.source} ({self.location})" if self.location else self.source

@@ -1,0 +1,167 @@
+"""Our 3-shot chain-of-thought demos in the paper's layout, prompt assembly within the
+model's window, and answer extraction.
+
+The messages are laid out so that everything before the final user turn (instruction
+and demos) is identical across calls: llama.cpp then reuses that prefix's evaluation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from .passages import Passage
+
+INSTRUCTION = (
+    "You answer questions using the knowledge given with each question. "
+    "Think step by step, then finish with one sentence of the form \"So the answer is X.\""
+)
+
+# (knowledge [(title, context)], question, reasoning ending in "So the answer is X.")
+DEMOS: tuple[tuple[tuple[tuple[str, str], ...], str, str], ...] = (
+    (
+        (
+            ("Budapest", "Budapest is the capital and most populous city of Hungary. "
+             "The city straddles the Danube, with Buda on the west bank and Pest on the east."),
+            ("Lake Balaton", "Lake Balaton is a freshwater lake in Hungary and the largest "
+             "lake in Central Europe, popular for summer holidays."),
+        ),
+        "Which river flows through the capital of Hungary?",
+        "The capital of Hungary is Budapest. The city straddles the Danube. "
+        "So the answer is the Danube.",
+    ),
+    (
+        (
+            ("Ada Lovelace", "Augusta Ada King, Countess of Lovelace (10 December 1815 - "
+             "27 November 1852) was an English mathematician known for her notes on the "
+             "Analytical Engine."),
+            ("Charles Babbage", "Charles Babbage (26 December 1791 - 18 October 1871) was an "
+             "English mathematician who designed the Analytical Engine."),
+        ),
+        "Who was born first, Ada Lovelace or Charles Babbage?",
+        "Ada Lovelace was born on 10 December 1815. Charles Babbage was born on "
+        "26 December 1791. 1791 is earlier than 1815. So the answer is Charles Babbage.",
+    ),
+    (
+        (
+            ("On the Origin of Species", "On the Origin of Species is a work of scientific "
+             "literature by Charles Darwin, published on 24 November 1859."),
+            ("Charles Darwin", "Charles Darwin studied at Christ's College, Cambridge, "
+             "after leaving the University of Edinburgh medical school."),
+            ("Christ's College, Cambridge", "Christ's College is a constituent college of "
+             "the University of Cambridge. It was refounded under its present name in 1505."),
+        ),
+        "In what year did the Cambridge college attended by the author of On the Origin "
+        "of Species take its present name?",
+        "On the Origin of Species was written by Charles Darwin. Darwin studied at "
+        "Christ's College, Cambridge. Christ's College was refounded under its present "
+        "name in 1505. So the answer is 1505.",
+    ),
+)
+
+
+class QuestionTooLong(ValueError):
+    """The question alone does not fit in the model's context window."""
+
+
+def knowledge_line(title: str, text: str) -> str:
+    return f"Title: {title} Context: {' '.join(text.split())}"
+
+
+def user_turn(knowledge: Sequence[str], question: str) -> str:
+    lines = "\n".join(knowledge)
+    return f"Knowledge:\n{lines}\n\nQuestion: {question}\nLet's think step by step."
+
+
+def demo_messages() -> list[dict[str, str]]:
+    messages = [{"role": "system", "content": INSTRUCTION}]
+    for knowledge, question, reasoning in DEMOS:
+        lines = [knowledge_line(title, text) for title, text in knowledge]
+        messages.append({"role": "user", "content": user_turn(lines, question)})
+        messages.append({"role": "assistant", "content": reasoning})
+    return messages
+
+
+@dataclass(frozen=True)
+class Prompt:
+    messages: list[dict[str, str]]
+    passages: tuple[Passage, ...]  # the passages given to the model, in prompt order
+    tokens: int
+    dropped: int  # passages left out entirely
+    truncated: int  # passages shortened to fit
+
+
+def build_prompt(
+    question: str,
+    passages: Sequence[Passage],
+    *,
+    count_tokens: Callable[[str], int],
+    budget: int,
+    per_message: int = 8,
+) -> Prompt:
+    """Demos, then the passages in rank order while they fit ``budget`` tokens; the last
+    one that only partly fits is cut at a word boundary. Demos are dropped (last first)
+    before the question's own passages would all be lost."""
+    demos = demo_messages()
+    question_turn = user_turn([], question)
+    fixed = sum(count_tokens(m["content"]) + per_message for m in demos)
+    own = count_tokens(question_turn) + per_message
+    if count_tokens(INSTRUCTION) + per_message + own > budget:
+        raise QuestionTooLong(
+            f"the question is too long for the model's context window ({budget} tokens)"
+        )
+    min_room = 64  # tokens kept free for at least one useful passage
+    while fixed + own + min_room > budget and len(demos) > 1:
+        demos = demos[:-2]
+        fixed = sum(count_tokens(m["content"]) + per_message for m in demos)
+    room = budget - fixed - own
+    kept: list[Passage] = []
+    lines: list[str] = []
+    truncated = 0
+    for passage in passages:
+        line = knowledge_line(passage.title, passage.text)
+        cost = count_tokens(line) + 1
+        if cost <= room:
+            kept.append(passage)
+            lines.append(line)
+            room -= cost
+            continue
+        if room >= 32:
+            cut = _cut_to_fit(passage, room - 1, count_tokens)
+            if cut:
+                kept.append(passage)
+                lines.append(cut)
+                truncated += 1
+        break
+    content = user_turn(lines, question)
+    messages = demos + [{"role": "user", "content": content}]
+    tokens = fixed + count_tokens(content) + per_message
+    return Prompt(messages, tuple(kept), tokens, len(passages) - len(kept), truncated)
+
+
+def _cut_to_fit(passage: Passage, room: int, count_tokens: Callable[[str], int]) -> str:
+    words = passage.text.split()
+    lo, hi = 0, len(words)
+    while lo < hi:  # the longest word prefix whose line fits
+        mid = (lo + hi + 1) // 2
+        if count_tokens(knowledge_line(passage.title, " ".join(words[:mid]) + " ...")) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    return knowledge_line(passage.title, " ".join(words[:lo]) + " ...") if lo else ""
+
+
+_ANSWER = re.compile(r"so the (?:final )?answer is\s*:?\s*", re.IGNORECASE)
+
+
+def extract_answer(output: str) -> str:
+    """The X of the last "So the answer is X."; else the output's last sentence."""
+    matches = list(_ANSWER.finditer(output))
+    if matches:
+        answer = output[matches[-1].end():].split("\n")[0]
+        answer = re.split(r"(?<=[^\s.A-Z])\.(?:\s|$)", answer)[0]
+    else:
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", output.strip()) if s.strip()]
+        answer = sentences[-1] if sentences else ""
+    return answer.strip().strip("*\"'` ").rstrip(".").strip()

@@ -1,0 +1,174 @@
+"""Saved conversations: SQLite in the data dir, each turn with its full iteration trace.
+
+Not a UI module: the TUI and scripts both use it. A turn is stored as the loop's own
+``FinalAnswer`` (JSON), so reopening a conversation restores every iteration pane.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import paths
+from .engine.events import FinalAnswer, IterationTrace, StopReason
+from .engine.passages import Passage
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS conversations (
+    id INTEGER PRIMARY KEY,
+    title TEXT NOT NULL,
+    folder TEXT NOT NULL,
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS turns (
+    id INTEGER PRIMARY KEY,
+    conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    created REAL NOT NULL,
+    final TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns(conversation_id, id);
+"""
+
+
+@dataclass(frozen=True)
+class ConversationSummary:
+    id: int
+    title: str
+    folder: str
+    updated: float
+    turns: int
+
+
+@dataclass(frozen=True)
+class Conversation:
+    id: int
+    title: str
+    folder: str
+    turns: tuple[FinalAnswer, ...]
+
+
+def final_to_json(final: FinalAnswer) -> str:
+    return json.dumps(asdict(final), ensure_ascii=False)
+
+
+def final_from_json(text: str) -> FinalAnswer:
+    data = json.loads(text)
+    return FinalAnswer(
+        question=data["question"],
+        answer=data["answer"],
+        draft=data["draft"],
+        sources=_passages(data["sources"]),
+        stop_reason=StopReason(data["stop_reason"]),
+        iterations=tuple(
+            IterationTrace(**{**trace, "passages": _passages(trace["passages"])})
+            for trace in data["iterations"]
+        ),
+    )
+
+
+def _passages(rows: list[dict]) -> tuple[Passage, ...]:
+    return tuple(Passage(**row) for row in rows)
+
+
+class History:
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or paths.history_db()
+        # The TUI records from its UI thread only; one connection per store is enough.
+        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        self._db.execute("PRAGMA foreign_keys = ON")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def start(self, title: str, folder: str) -> int:
+        now = time.time()
+        with self._db:
+            cursor = self._db.execute(
+                "INSERT INTO conversations (title, folder, created, updated) VALUES (?, ?, ?, ?)",
+                (title[:200], folder, now, now),
+            )
+        return int(cursor.lastrowid)
+
+    def add_turn(self, conversation_id: int, final: FinalAnswer) -> None:
+        now = time.time()
+        with self._db:
+            self._db.execute(
+                "INSERT INTO turns (conversation_id, created, final) VALUES (?, ?, ?)",
+                (conversation_id, now, final_to_json(final)),
+            )
+            self._db.execute(
+                "UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id)
+            )
+
+    def recent(self, limit: int = 200) -> list[ConversationSummary]:
+        rows = self._db.execute(
+            "SELECT c.id, c.title, c.folder, c.updated, COUNT(t.id) FROM conversations c "
+            "LEFT JOIN turns t ON t.conversation_id = c.id "
+            "GROUP BY c.id ORDER BY c.updated DESC, c.id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [ConversationSummary(*row) for row in rows]
+
+    def get(self, conversation_id: int) -> Conversation:
+        row = self._db.execute(
+            "SELECT id, title, folder FROM conversations WHERE id = ?", (conversation_id,)
+        ).fetchone()
+        if row is None:
+            raise KeyError(f"no conversation {conversation_id}")
+        turns = self._db.execute(
+            "SELECT final FROM turns WHERE conversation_id = ? ORDER BY id", (conversation_id,)
+        ).fetchall()
+        return Conversation(*row, turns=tuple(final_from_json(t[0]) for t in turns))
+
+    def delete(self, conversation_id: int) -> None:
+        with self._db:
+            self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+
+
+def sources_markdown(sources: tuple[Passage, ...]) -> str:
+    """Numbered sources, [1] first, as the model saw them: title, file and page/line."""
+    return "\n".join(
+        f"{n}. **[{n}]** {_escape(p.title)} — `{p.citation}`" for n, p in enumerate(sources, 1)
+    )
+
+
+def answer_markdown(final: FinalAnswer) -> str:
+    """The answer as shown in the chat and in exports: the short answer, the reasoning
+    that led to it, and the numbered sources it was generated from."""
+    parts = []
+    if final.answer:
+        parts.append(f"**Answer:** {_escape(final.answer)}")
+    if final.draft.strip() and final.draft.strip() != final.answer:
+        parts.append(final.draft.strip())
+    if final.sources:
+        parts.append("**Sources**\n\n" + sources_markdown(final.sources))
+    return "\n\n".join(parts) or "_No answer._"
+
+
+def to_markdown(conversation: Conversation) -> str:
+    lines = [f"# {_escape(conversation.title)}", "", f"Documents: `{conversation.folder}`", ""]
+    for final in conversation.turns:
+        lines += [f"## {_escape(final.question)}", "", answer_markdown(final), ""]
+        steps = " → ".join(
+            f"iteration {trace.t}: {trace.seconds:.1f} s" for trace in final.iterations
+        )
+        last = final.iterations[-1].t if final.iterations else 0
+        lines += [f"_{final.stop_reason.describe(last)}; {steps}_", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def export(conversation: Conversation, path: Path) -> Path:
+    path = path.expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(to_markdown(conversation), "utf-8")
+    return path
+
+
+def _escape(text: str) -> str:
+    """Keep user text from turning into Markdown structure (headings, emphasis)."""
+    return " ".join(text.split()).replace("*", r"\*").replace("_", r"\_").replace("#", r"\#")

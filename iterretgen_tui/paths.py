@@ -1,0 +1,84 @@
+"""Every on-disk location of the application, in one place.
+
+platformdirs gives the per-user directories; ``ITERRETGEN_HOME`` replaces all of
+them with sub-folders of one directory (tests and scripts rely on that).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP = "iterretgen-chat"
+
+
+def _home() -> Path | None:
+    value = os.environ.get("ITERRETGEN_HOME")
+    return Path(value).expanduser().resolve() if value else None
+
+
+def _dir(kind: str) -> Path:
+    home = _home()
+    if home is not None:
+        path = home / kind
+    else:
+        path = Path(getattr(platformdirs, f"user_{kind}_dir")(APP, appauthor=False))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def data_dir() -> Path:
+    return _dir("data")
+
+
+def config_dir() -> Path:
+    return _dir("config")
+
+
+def cache_dir() -> Path:
+    return _dir("cache")
+
+
+def config_file() -> Path:
+    return config_dir() / "config.toml"
+
+
+def history_db() -> Path:
+    return data_dir() / "history.sqlite3"
+
+
+def models_dir() -> Path:
+    path = data_dir() / "models"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _folder_key(folder: Path | str) -> str:
+    """A readable name plus a hash of the absolute path: unique, and recognisable on disk."""
+    folder = Path(folder).expanduser().resolve()
+    digest = hashlib.sha1(str(folder).encode()).hexdigest()[:12]
+    return f"{folder.name or 'root'}-{digest}"
+
+
+def index_dir(folder: Path | str) -> Path:
+    """The index of one document folder."""
+    path = data_dir() / "indexes" / _folder_key(folder)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def dataset_index_dir(dataset: Path | str) -> Path:
+    """The index of an evaluation dataset's corpus.jsonl."""
+    path = data_dir() / "datasets" / _folder_key(dataset)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def eval_dir() -> Path:
+    """Where `eval` keeps its results when no --out is given (so a rerun resumes)."""
+    path = data_dir() / "eval"
+    path.mkdir(parents=True, exist_ok=True)
+    return path

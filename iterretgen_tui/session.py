@@ -1,0 +1,100 @@
+"""The models and folder index one conversation uses: loaded once, asked many times.
+
+This is the narrow interface the TUI and the `ask` command drive; it holds no UI code.
+Heavy imports (torch, llama.cpp) happen inside ``load_models`` so callers can show a
+first frame before paying for them.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Iterator
+
+from . import models
+from .config import Settings
+from .engine import iterretgen
+from .engine.events import Event
+
+
+class Session:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.embedder = None
+        self.generator = None
+        self.index = None
+        self.folder: Path | None = None
+        self.retriever = None
+
+    def load_models(self, status: Callable[[str], None] = lambda message: None) -> None:
+        from .engine.embedder import SentenceEmbedder
+        from .engine.generator import LlamaGenerator
+
+        settings = self.settings
+        llm_path = models.resolve_llm(settings.llm)
+        embedder_path = models.resolve_embedder(settings.embedder)
+        query_path = models.resolve_embedder(settings.query_encoder) if settings.query_encoder else None
+        status(f"loading embedder {settings.embedder}")
+        self.embedder = SentenceEmbedder(
+            embedder_path,
+            device=settings.device,
+            metric=models.embedder_metric(settings.embedder),
+            query_path=query_path,
+            name=settings.embedder,
+        )
+        status(f"loading LLM {llm_path.name}")
+        try:
+            self.generator = LlamaGenerator(llm_path, n_ctx=settings.n_ctx, device=settings.device)
+        except ValueError as exc:  # llama.cpp refuses a damaged or unsupported file
+            raise models.ModelError(f"cannot load {llm_path}: {exc}") from None
+        status("models ready")
+
+    def open_folder(self, folder: Path, *, progress=None, cancel: threading.Event | None = None):
+        """Index ``folder`` (incrementally) and make it the one questions are answered from."""
+        from .engine.indexer import open_folder_index, sync_folder
+        from .engine.retriever import Retriever
+
+        if self.embedder is None:
+            raise RuntimeError("load_models() first")
+        folder = Path(folder).expanduser().resolve()
+        index = open_folder_index(folder, self.embedder)
+        report = sync_folder(
+            folder,
+            index,
+            self.embedder,
+            words=self.settings.passage_words,
+            overlap=self.settings.passage_overlap,
+            cancel=cancel,
+            progress=progress,
+        )
+        if self.index is not None and self.index is not index:
+            self.index.close()
+        self.folder, self.index = folder, index
+        self.retriever = Retriever(self.embedder, index)
+        return report
+
+    def ask(self, question: str, *, cancel: threading.Event, **overrides) -> Iterator[Event]:
+        if self.retriever is None or self.generator is None:
+            raise RuntimeError("load_models() and open_folder() first")
+        settings = replace(self.settings, **overrides) if overrides else self.settings
+        return iterretgen.run(
+            question,
+            retriever=self.retriever,
+            generator=self.generator,
+            iterations=settings.iterations,
+            top_k=settings.top_k,
+            adaptive=settings.adaptive,
+            keep_passages=settings.keep_passages,
+            max_tokens=settings.max_tokens,
+            cancel=cancel,
+        )
+
+    def info(self) -> dict:
+        return {
+            "llm": getattr(self.generator, "name", self.settings.llm),
+            "embedder": getattr(self.embedder, "name", self.settings.embedder),
+            "device": getattr(self.generator, "device", self.settings.device),
+            "passages": len(self.index) if self.index is not None else 0,
+            "folder": str(self.folder) if self.folder else "",
+        }

@@ -1,0 +1,35 @@
+"""Shared fixtures. No test may reach the network: sockets are blocked for the session
+(loopback stays open for the local stand-in servers some tests start)."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+_real_connect = socket.socket.connect
+
+
+def _guarded_connect(self, address):
+    host = address[0] if isinstance(address, tuple) else address
+    if isinstance(host, str) and (host in ("localhost", "::1") or host.startswith("127.")):
+        return _real_connect(self, address)
+    if self.family == socket.AF_UNIX:
+        return _real_connect(self, address)
+    raise RuntimeError(f"tests may not reach the network (tried {address!r})")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_network():
+    socket.socket.connect = _guarded_connect
+    yield
+    socket.socket.connect = _real_connect
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path, monkeypatch):
+    """Every test gets its own ITERRETGEN_HOME: no test touches the user's data."""
+    monkeypatch.setenv("ITERRETGEN_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    yield

@@ -1,0 +1,41 @@
+import pytest
+
+from iterretgen_tui import config, paths
+
+
+def test_layers_defaults_file_env_flags(monkeypatch):
+    path = paths.config_file()
+    path.write_text('top_k = 7\niterations = 4\ndevice = "cpu"\n')
+    monkeypatch.setenv("ITERRETGEN_ITERATIONS", "2")
+    monkeypatch.setenv("ITERRETGEN_ADAPTIVE", "off")
+    settings = config.load({"device": "cuda", "top_k": None})
+    assert settings.top_k == 7  # file
+    assert settings.iterations == 2  # env beats file
+    assert settings.adaptive is False
+    assert settings.device == "cuda"  # flag beats file
+    assert settings.n_ctx == config.Settings().n_ctx  # default
+
+
+def test_save_round_trip():
+    settings = config.Settings(top_k=9, keep_passages=True, last_folder="/x")
+    config.save(settings)
+    assert config.load() == settings
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [("top_k = 0", "top_k must be at least 1"), ("colour = 1", "unknown setting"),
+     ("device = 'tpu'", "device must be one of"), ("top_k = [", "not valid TOML"),
+     ("adaptive = 'maybe'", "true or false")],
+)
+def test_bad_config_gives_a_clear_message(text, message):
+    paths.config_file().write_text(text)
+    with pytest.raises(config.ConfigError, match=message):
+        config.load()
+
+
+def test_home_overrides_every_location(tmp_path, monkeypatch):
+    monkeypatch.setenv("ITERRETGEN_HOME", str(tmp_path / "h"))
+    for location in (paths.data_dir(), paths.config_dir(), paths.cache_dir(), paths.index_dir(tmp_path)):
+        assert str(location).startswith(str(tmp_path / "h"))
+    assert paths.index_dir(tmp_path / "a") != paths.index_dir(tmp_path / "b")

@@ -1,0 +1,161 @@
+"""The Iter-RetGen loop with fakes at the model boundary."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from iterretgen_tui.engine import iterretgen
+from iterretgen_tui.engine.events import (
+    ContextTrimmed,
+    DraftDone,
+    FinalAnswer,
+    IterationStarted,
+    PassagesRetrieved,
+    QueryFormed,
+    Stopped,
+    StopReason,
+    Token,
+)
+from iterretgen_tui.engine.passages import Passage
+from iterretgen_tui.engine.retriever import Retriever
+
+from .fakes import HashEmbedder, ListIndex, ScriptedGenerator
+
+CORPUS = [
+    Passage(1, "Paris is the capital of France.", "France", "/docs/france.md", "lines 1-3"),
+    Passage(2, "The Eiffel Tower stands in Paris and was built by Gustave Eiffel.", "Eiffel Tower", "/docs/eiffel.md"),
+    Passage(3, "Gustave Eiffel was born in Dijon in 1832.", "Gustave Eiffel", "/docs/gustave.md"),
+    Passage(4, "Dijon is famous for its mustard.", "Dijon", "/docs/dijon.md"),
+    Passage(5, "Bananas are yellow fruit.", "Bananas", "/docs/bananas.md"),
+]
+
+
+def retriever():
+    embedder = HashEmbedder()
+    return Retriever(embedder, ListIndex(embedder, CORPUS))
+
+
+def events_of(generator, **kwargs):
+    params = dict(retriever=retriever(), generator=generator, iterations=2, top_k=2)
+    params.update(kwargs)
+    return list(iterretgen.run("Where was the builder of the Eiffel Tower born?", **params))
+
+
+def test_two_iterations_query_is_draft_then_question():
+    draft1 = "The Eiffel Tower was built by Gustave Eiffel. So the answer is Paris."
+    draft2 = "Gustave Eiffel was born in Dijon. So the answer is Dijon."
+    gen = ScriptedGenerator([draft1, draft2])
+    events = events_of(gen, adaptive=False)
+    queries = [e.query for e in events if isinstance(e, QueryFormed)]
+    assert queries == [
+        "Where was the builder of the Eiffel Tower born?",
+        draft1 + "\nWhere was the builder of the Eiffel Tower born?",
+    ]
+    assert [type(e) for e in events[:3]] == [IterationStarted, QueryFormed, PassagesRetrieved]
+    final = events[-1]
+    assert isinstance(final, FinalAnswer)
+    assert final.answer == "Dijon"
+    assert final.stop_reason is StopReason.MAX_ITERATIONS
+    assert [it.answer for it in final.iterations] == ["Paris", "Dijon"]
+    # The second retrieval is the retriever's answer to the draft-augmented query.
+    retrieved = [e.passages for e in events if isinstance(e, PassagesRetrieved)]
+    assert [p.id for p in retrieved[1]] == [p.id for p in retriever().retrieve(queries[1], 2)]
+    # Tokens stream and reassemble into the draft.
+    tokens = "".join(e.text for e in events if isinstance(e, Token) and e.t == 1)
+    assert tokens == draft1
+    assert len(gen.prompts) == 2
+
+
+def test_prompt_contains_demos_passages_and_question():
+    gen = ScriptedGenerator(["So the answer is Dijon."])
+    events_of(gen, iterations=1)
+    messages = gen.prompts[0]
+    assert messages[0]["role"] == "system"
+    assert [m["role"] for m in messages[1:7]] == ["user", "assistant"] * 3
+    last = messages[-1]["content"]
+    assert last.startswith("Knowledge:\nTitle: ")
+    assert "Context: " in last
+    assert last.endswith("Question: Where was the builder of the Eiffel Tower born?\nLet's think step by step.")
+    assert all(m["content"].rstrip().endswith(".") for m in messages[2:7:2])
+    assert all("So the answer is" in m["content"] for m in messages[2:7:2])
+
+
+def test_adaptive_stop_when_answers_converge():
+    gen = ScriptedGenerator(["Eiffel. So the answer is Dijon.", "Born in Dijon. So the answer is dijon", "x"])
+    events = events_of(gen, iterations=3, adaptive=True)
+    stopped = next(e for e in events if isinstance(e, Stopped))
+    assert stopped.reason is StopReason.CONVERGED and stopped.t == 2
+    assert len(gen.prompts) == 2
+
+
+def test_adaptive_stop_when_retrieval_brings_nothing_new():
+    # The draft adds no words, so retrieval repeats and generating again would repeat the draft.
+    gen = ScriptedGenerator(["So the answer is Paris.", "So the answer is Lyon."])
+    events = events_of(gen, iterations=3, adaptive=True, top_k=5)
+    stopped = next(e for e in events if isinstance(e, Stopped))
+    assert stopped.reason is StopReason.SAME_PASSAGES
+    assert len(gen.prompts) == 1
+    assert events[-1].answer == "Paris"
+
+
+def test_no_adaptive_runs_all_iterations():
+    gen = ScriptedGenerator(["So the answer is Dijon."])
+    events = events_of(gen, iterations=3, adaptive=False, top_k=5)
+    assert len(gen.prompts) == 3
+    assert events[-1].stop_reason is StopReason.MAX_ITERATIONS
+
+
+def test_cancel_mid_stream_stops_generation():
+    cancel = threading.Event()
+    gen = ScriptedGenerator(["one two three four five six seven eight nine ten"])
+    seen = []
+    for event in iterretgen.run("q about Paris", retriever=retriever(), generator=gen,
+                                iterations=2, top_k=2, cancel=cancel):
+        seen.append(event)
+        if isinstance(event, Token) and len(seen) > 5:
+            cancel.set()
+    assert gen.tokens_emitted < 10
+    assert isinstance(seen[-2], Stopped) and seen[-2].reason is StopReason.CANCELLED
+    assert seen[-1].iterations == ()
+    assert not any(isinstance(e, DraftDone) for e in seen)
+
+
+def test_context_budget_trims_passages_and_says_so():
+    gen = ScriptedGenerator(["So the answer is Dijon."], n_ctx=400)
+    long_corpus = [Passage(i, ("Eiffel Dijon word " * 60).strip(), f"T{i}", f"/d/{i}.md") for i in range(5)]
+    embedder = HashEmbedder()
+    r = Retriever(embedder, ListIndex(embedder, long_corpus))
+    events = list(iterretgen.run("Eiffel Dijon?", retriever=r, generator=gen, iterations=1,
+                                 top_k=5, max_tokens=50))
+    trimmed = [e for e in events if isinstance(e, ContextTrimmed)]
+    assert trimmed and trimmed[0].dropped > 0
+    prompt_tokens = sum(gen.count_tokens(m["content"]) + 8 for m in gen.prompts[0])
+    assert prompt_tokens <= 400 - 50
+    assert events[-1].iterations[0].trimmed
+
+
+def test_question_longer_than_window_is_a_clear_error():
+    from iterretgen_tui.engine.prompts import QuestionTooLong
+
+    gen = ScriptedGenerator(["x"], n_ctx=100)
+    with pytest.raises(QuestionTooLong, match="too long"):
+        list(iterretgen.run("why " * 200, retriever=retriever(), generator=gen, max_tokens=20))
+
+
+def test_keep_passages_carries_earlier_ones_forward():
+    gen = ScriptedGenerator(["Dijon is famous for its mustard. " * 4 + "So the answer is Paris.", "So the answer is Dijon."])
+    events = events_of(gen, adaptive=False, keep_passages=True, top_k=1)
+    final = events[-1]
+    first_ids = {p.id for p in final.iterations[0].passages}
+    second_ids = [p.id for p in final.iterations[1].passages]
+    assert first_ids == {2}
+    assert second_ids == [4, 2]  # the new passage first, then the carried one
+
+
+def test_events_are_immutable():
+    gen = ScriptedGenerator(["So the answer is Dijon."])
+    event = events_of(gen, iterations=1)[-1]
+    with pytest.raises(Exception):
+        event.answer = "changed"

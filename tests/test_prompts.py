@@ -1,0 +1,33 @@
+from iterretgen_tui.engine.prompts import DEMOS, demo_messages, extract_answer, knowledge_line
+from iterretgen_tui.engine.answers import normalize_answer, token_f1
+
+
+def test_extracts_last_so_the_answer_is():
+    assert extract_answer("Step. So the answer is Paris. Wait, so the answer is Lyon.") == "Lyon"
+    assert extract_answer("So the answer is the Danube.") == "the Danube"
+    assert extract_answer("So the answer is 3.5 million.") == "3.5 million"
+    assert extract_answer("so the answer is: **U.S.A.**") == "U.S.A"
+    assert extract_answer("So the answer is 1505.\nExtra text") == "1505"
+
+
+def test_falls_back_to_last_sentence():
+    assert extract_answer("He was born in Dijon. It is in France.") == "It is in France"
+    assert extract_answer("") == ""
+
+
+def test_demos_follow_the_paper_layout():
+    messages = demo_messages()
+    assert len(DEMOS) == 3
+    for user, assistant in zip(messages[1::2], messages[2::2]):
+        assert user["content"].startswith("Knowledge:\nTitle: ")
+        assert "\nQuestion: " in user["content"]
+        assert user["content"].endswith("Let's think step by step.")
+        assert extract_answer(assistant["content"])
+    assert knowledge_line("T", "a  b\nc") == "Title: T Context: a b c"
+
+
+def test_normalisation_and_f1():
+    assert normalize_answer("The  Danube!") == "danube"
+    assert token_f1("the Danube river", "Danube") == 2 * (1 / 2 * 1) / (1 / 2 + 1)
+    assert token_f1("", "") == 1.0
+    assert token_f1("Paris", "") == 0.0
