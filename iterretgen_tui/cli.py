@@ -72,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _guarded(action) -> int:
+    from .engine.embedder import DeviceUnavailable
     from .models import ModelError
 
     try:
@@ -79,10 +80,6 @@ def _guarded(action) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (UserError, ConfigError, ModelError) as exc:
+    except (UserError, ConfigError, ModelError, DeviceUnavailable) as exc:
         print(f"iterretgen-chat: {exc}", file=sys.stderr)
         return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

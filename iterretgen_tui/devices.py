@@ -7,9 +7,6 @@ where each can use one, so the two may differ.
 
 from __future__ import annotations
 
-from .engine.embedder import resolve_device
-from .engine.generator import gpu_layers
-
 CUDA_BUILD_HINT = 'CMAKE_ARGS="-DGGML_CUDA=on" pip install --force-reinstall --no-cache-dir llama-cpp-python'
 
 
@@ -27,15 +24,16 @@ def torch_cuda() -> bool:
 
 def describe_devices(device: str) -> dict:
     """For `models list` and the status line: {"requested", "llm", "embedder", "summary",
-    "problems"}; a problem is a requested GPU that a library cannot use."""
-    offload = llama_offload()
-    llm = "cuda" if gpu_layers(device) and offload else "cpu"
+    "problems"}; a problem is a requested GPU that a library cannot use (loading a model
+    with it fails with that message, so describing must not)."""
+    offload, cuda = llama_offload(), torch_cuda()
+    llm = "cuda" if device != "cpu" and offload else "cpu"
+    embedder = "cuda" if device != "cpu" and cuda else "cpu"
     problems = []
     if device == "cuda" and not offload:
         problems.append(f"llama-cpp-python was built without GPU support, the chat model runs on the CPU: {CUDA_BUILD_HINT}")
-    if device == "cuda" and not torch_cuda():
+    if device == "cuda" and not cuda:
         problems.append("torch was built without CUDA: the embedder cannot start on the GPU (install a CUDA build of torch)")
-    embedder = resolve_device(device)
     return {
         "requested": device,
         "llm": llm,

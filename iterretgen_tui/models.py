@@ -13,8 +13,6 @@ import importlib.util
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable
-
 from . import catalogue, paths
 from .catalogue import CHAT_KINDS, Entry
 
@@ -110,7 +108,7 @@ def _article(kind: str) -> str:
     return {"llm": "a chat model", "judge": "a chat model", "embedder": "an embedder"}[kind]
 
 
-def _by_name(name: str, kinds: Iterable[str]) -> Path | None:
+def _by_name(name: str, kinds: tuple[str, ...]) -> Path | None:
     """The local path of a catalogue or pulled name; None when ``name`` names no model."""
     entry = catalogue.load().get(name)
     record = pulled(name)
@@ -118,7 +116,7 @@ def _by_name(name: str, kinds: Iterable[str]) -> Path | None:
         return None
     kind = (entry or record).kind
     if kind not in kinds:
-        raise ModelError(f"{name} is {_article(kind)}, not {_article(next(iter(kinds)))}")
+        raise ModelError(f"{name} is {_article(kind)}, not {_article(kinds[0])}")
     if entry is not None and entry.embedded:
         return embedded_path(entry)
     if record is None:
@@ -198,6 +196,6 @@ def installed(configured: dict[str, str]) -> list[Installed]:
         if not value or value in catalogue.load() or pulled(value) is not None:
             continue
         path = Path(value).expanduser()
-        kind = "embedder" if role != "llm" else "llm"
+        kind = "llm" if role == "llm" else "embedder"
         found.append(Installed(value, kind, "local", str(path), disk_size(path) if path.exists() else None))
     return found

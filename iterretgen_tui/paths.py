@@ -56,10 +56,11 @@ def models_dir() -> Path:
     return path
 
 
-def _folder_key(folder: Path | str) -> str:
-    """A readable name plus a hash of the absolute path: unique, and recognisable on disk."""
+def _folder_key(folder: Path | str, *salt: str) -> str:
+    """A readable name plus a hash of the absolute path (and ``salt``): unique, and
+    recognisable on disk."""
     folder = Path(folder).expanduser().resolve()
-    digest = hashlib.sha1(str(folder).encode()).hexdigest()[:12]
+    digest = hashlib.sha1("\0".join([str(folder), *salt]).encode()).hexdigest()[:12]
     return f"{folder.name or 'root'}-{digest}"
 
 
@@ -70,9 +71,10 @@ def index_dir(folder: Path | str) -> Path:
     return path
 
 
-def dataset_index_dir(dataset: Path | str) -> Path:
-    """The index of an evaluation dataset's corpus.jsonl."""
-    path = data_dir() / "datasets" / _folder_key(dataset)
+def dataset_index_dir(dataset: Path | str, embedder_identity: str) -> Path:
+    """The index of an evaluation dataset's corpus.jsonl, one per embedder, so comparing
+    embedders on a dataset never rebuilds (an index holds one embedder's vectors)."""
+    path = data_dir() / "datasets" / _folder_key(dataset, embedder_identity)
     path.mkdir(parents=True, exist_ok=True)
     return path
 

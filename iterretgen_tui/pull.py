@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Iterator
 
 import httpx2  # huggingface_hub >= 2 speaks HTTP through httpx2
+from filelock import FileLock, Timeout
 from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url
 from huggingface_hub.errors import (
     GatedRepoError,
@@ -59,6 +60,15 @@ def pull(name: str, *, tqdm_class=None) -> Pulled:
         raise ModelError("HF_HUB_OFFLINE is set: unset it to let `models pull` reach the hub")
     folder = paths.models_dir() / name
     folder.mkdir(parents=True, exist_ok=True)
+    try:
+        # Two pulls appending to the same partial file would corrupt it.
+        with FileLock(paths.models_dir() / f".{name}.lock", timeout=0):
+            return _pull_files(entry, folder, tqdm_class)
+    except Timeout:
+        raise ModelError(f"another pull of {name} is running") from None
+
+
+def _pull_files(entry: catalogue.Entry, folder: Path, tqdm_class) -> Pulled:
     (folder / MANIFEST).unlink(missing_ok=True)
     revision = entry.revision
     files = {}
@@ -149,7 +159,7 @@ def _hub_errors(repo: str, file: str) -> Iterator[None]:
     except (RevisionNotFoundError, RemoteEntryNotFoundError):
         raise ModelError(f"{repo} has no file {file} on {hub}") from None
     except HfHubHTTPError as exc:
-        raise ModelError(f"the hub refused {repo}/{file}: {_first_line(exc)}") from None
+        raise ModelError(f"the hub refused {repo}/{file} ({_first_line(exc)}); {again}") from None
     except (httpx2.ConnectError, httpx2.TimeoutException) as exc:
         raise ModelError(f"cannot reach {hub} ({_first_line(exc)}): are you offline? {again}") from None
     except httpx2.HTTPError as exc:

@@ -28,11 +28,23 @@ class Session:
         self.retriever = None
 
     def load_models(self, status: Callable[[str], None] = lambda message: None) -> None:
-        from .engine.embedder import SentenceEmbedder
         from .engine.generator import LlamaGenerator
 
         settings = self.settings
-        llm_path = models.resolve_llm(settings.llm)
+        llm_path = models.resolve_llm(settings.llm)  # a missing LLM fails before the slow load
+        self.load_embedder(status)
+        status(f"loading LLM {llm_path.name}")
+        try:
+            self.generator = LlamaGenerator(llm_path, n_ctx=settings.n_ctx, device=settings.device)
+        except ValueError as exc:  # llama.cpp refuses a damaged or unsupported file
+            raise models.ModelError(f"cannot load {llm_path}: {exc}") from None
+        status("models ready")
+
+    def load_embedder(self, status: Callable[[str], None] = lambda message: None) -> None:
+        """The embedder alone (enough for `index`); its identity names the folder's index."""
+        from .engine.embedder import SentenceEmbedder
+
+        settings = self.settings
         embedder_path = models.resolve_embedder(settings.embedder)
         query_path = models.resolve_embedder(settings.query_encoder) if settings.query_encoder else None
         status(f"loading embedder {settings.embedder}")
@@ -43,12 +55,6 @@ class Session:
             query_path=query_path,
             name=settings.embedder,
         )
-        status(f"loading LLM {llm_path.name}")
-        try:
-            self.generator = LlamaGenerator(llm_path, n_ctx=settings.n_ctx, device=settings.device)
-        except ValueError as exc:  # llama.cpp refuses a damaged or unsupported file
-            raise models.ModelError(f"cannot load {llm_path}: {exc}") from None
-        status("models ready")
 
     def open_folder(self, folder: Path, *, progress=None, cancel: threading.Event | None = None):
         """Index ``folder`` (incrementally) and make it the one questions are answered from."""

@@ -8,7 +8,6 @@ import json
 import pytest
 
 from iterretgen_tui.cli import main
-from iterretgen_tui.commands import eval as eval_command
 from iterretgen_tui.engine import evaluate, iterretgen
 from iterretgen_tui.engine.datasets import DatasetError, load_dataset
 from iterretgen_tui.engine.events import FinalAnswer, IterationTrace, StopReason
@@ -168,8 +167,8 @@ def test_summaries_average_per_iteration():
 
     records = [record(0.0, 1.0, 2), record(1.0, 1.0, 1)]
     rows = evaluate.summarize(records, [1, 2], judged=False)
-    assert rows[0] == {"t": 1, "em": 0.5, "f1": 0.5, "acc": 0.5, "answer_recall": 0.5,
-                       "gold_recall": 0.5, "acc_judge": None, "llm_calls": 1, "seconds": 2.0}
+    assert rows[0] == {"t": 1, "em": 0.5, "f1": 0.5, "acc": 0.5, "acc_judge": None,
+                       "answer_recall": 0.5, "gold_recall": 0.5, "llm_calls": 1, "seconds": 2.0}
     assert rows[1]["em"] == 1.0 and rows[1]["llm_calls"] == 2 and rows[1]["seconds"] == 4.0
     adaptive = evaluate.summarize_adaptive(records, judged=True)
     assert adaptive["em"] == 1.0 and adaptive["iterations"] == 1.5 and adaptive["seconds"] == 3.0
@@ -198,11 +197,10 @@ def fake_models(monkeypatch):
     generators = []
 
     def load_models(self, status=lambda message: None):
-        self.embedder = HashEmbedder()
+        self.embedder = HashEmbedder(dim=4096)
         self.generator = generators.pop(0)
 
     monkeypatch.setattr(Session, "load_models", load_models)
-    monkeypatch.setattr(eval_command, "open_dataset_retriever", lambda dataset, embedder, say: fake_retriever(dataset))
     return generators
 
 
@@ -215,7 +213,7 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
     assert list(summary) == ["dataset", "n", "iterations", "adaptive", "retrieval", "seconds"]
     assert summary["dataset"] == "toy" and summary["n"] == 3
     assert [list(r) for r in summary["iterations"]] == [
-        ["t", "em", "f1", "acc", "answer_recall", "gold_recall", "acc_judge", "llm_calls", "seconds"]
+        ["t", "em", "f1", "acc", "acc_judge", "answer_recall", "gold_recall", "llm_calls", "seconds"]
     ] * 2
     # q1 and q2 go wrong at t=1 and right at t=2; q3 is right throughout.
     assert summary["iterations"][0]["em"] == pytest.approx(1 / 3, abs=1e-4)
@@ -244,7 +242,9 @@ def test_eval_resumes_after_interruption(tmp_path, fake_models, capsys):
     fake_models.append(rerun)
     assert main(args) == 0
     assert len(rerun.prompts) == 4  # only q2 and q3, two iterations each
-    assert "1 of 3 questions already" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "1 of 3 questions already" in err
+    assert "5 passages, 0 embedded now" in err  # the corpus index is cached
     assert json.loads(out.read_text())["iterations"][1]["em"] == 1.0
     ids = [json.loads(line)["id"] for line in records.read_text().splitlines()[1:]]
     assert ids == ["q1", "q2", "q3"]

@@ -79,13 +79,20 @@ def open_dataset_retriever(dataset, embedder, say):
     from ..engine.retriever import Retriever
 
     index = PassageIndex.open(
-        paths.dataset_index_dir(dataset.directory),
+        paths.dataset_index_dir(dataset.directory, embedder.identity),
         embedder_identity=embedder.identity,
         dim=embedder.dim,
     )
-    say(f"indexing {dataset.name} ...")
-    report = sync_corpus(index, dataset.corpus(), embedder)
-    say(f"index ready: {report}")
+    shown = [time.monotonic()]
+
+    def progress(p) -> None:  # embedding a corpus takes minutes on a CPU: say how far
+        if time.monotonic() - shown[0] >= 30:
+            shown[0] = time.monotonic()
+            say(f"indexing {dataset.name}: {p.files_done}/{p.files_total} documents")
+
+    report = sync_corpus(index, dataset.corpus(), embedder, progress=progress)
+    say(f"index of {dataset.name}: {report.passages} passages, "
+        f"{report.embedded} embedded now ({report.seconds:.0f} s)")
     return Retriever(embedder, index)
 
 
@@ -132,9 +139,10 @@ def run(args: argparse.Namespace) -> int:
     session = Session(settings)
     session.load_models(status=say)
     retriever = open_dataset_retriever(dataset, session.embedder, say)
+    started = time.perf_counter()
     summary = {"dataset": dataset.name, "n": len(questions), "iterations": [],
-               "adaptive": None, "retrieval": evaluate.retrieval_metrics(questions, retriever),
-               "seconds": 0.0}
+               "adaptive": None, "retrieval": evaluate.retrieval_metrics(questions, retriever)}
+    seconds = time.perf_counter() - started
     if dataset.has_answers:
         try:
             log = evaluate.RecordLog(records_path, config)
@@ -156,7 +164,9 @@ def run(args: argparse.Namespace) -> int:
         summary["iterations"] = evaluate.summarize(records, args.iterations, judged=args.judge)
         if not args.no_adaptive:
             summary["adaptive"] = evaluate.summarize_adaptive(records, judged=args.judge)
-        summary["seconds"] = round(sum(r["seconds"] for r in records), 3)
+        # Summed over the records, so a resumed run counts its earlier parts too.
+        seconds += sum(r["seconds"] for r in records)
+    summary["seconds"] = round(seconds, 3)
     out.write_text(json.dumps(summary, indent=2) + "\n", "utf-8")
     plot(summary, plot_path)
     print(format_table(summary, draft_source=args.draft_source))

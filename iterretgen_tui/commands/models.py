@@ -49,7 +49,7 @@ def _pull(name: str) -> int:
         print(f"interrupted: run `iterretgen-chat models pull {name}` again to resume", file=sys.stderr)
         return 130
     size = sum(f["size"] for f in record.files.values())
-    print(f"{name}: {human(size)} in {record.folder}, every file checked")
+    print(f"pulled {name}: {human(size)} in {record.folder}")
     flag = "--llm" if record.kind in catalogue.CHAT_KINDS else "--embedder"
     print(f"use it with: iterretgen-chat {flag} {name}")
     return 0

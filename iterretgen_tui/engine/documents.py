@@ -63,12 +63,12 @@ class Skip:
 
 def scan(root: Path, *, exclude: Path | None = None) -> tuple[list[FileEntry], list[Skip]]:
     """Regular files under root in path order, hidden names left out, symlinks followed
-    once: a link back to a visited folder is reported, never walked twice."""
+    once: a link back to a visited folder is reported, never walked twice. ``exclude``
+    (the index's own folder, should it live inside root) is left out silently."""
     files: list[FileEntry] = []
     skipped: list[Skip] = []
-    visited: set[tuple[int, int]] = set()
-    root_stat = root.stat()
-    visited.add((root_stat.st_dev, root_stat.st_ino))
+    visited = {_inode(root.stat())}
+    excluded = {_inode(exclude.stat())} if exclude is not None and exclude.is_dir() else set()
     stack = [root]
     while stack:
         directory = stack.pop()
@@ -82,18 +82,22 @@ def scan(root: Path, *, exclude: Path | None = None) -> tuple[list[FileEntry], l
             if entry.name.startswith("."):
                 continue
             path = Path(entry.path)
+            if not _encodable(entry.name):
+                shown = entry.path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                skipped.append(Skip(shown, "the name is not valid UTF-8; rename it to index it"))
+                continue
             try:
                 st = entry.stat()  # follows symlinks
             except OSError as exc:
                 skipped.append(Skip(str(path), _stat_failure(path, exc)))
                 continue
             if stat.S_ISDIR(st.st_mode):
-                if exclude is not None and path.resolve() == exclude:
+                if _inode(st) in excluded:
                     continue
-                if (st.st_dev, st.st_ino) in visited:
+                if _inode(st) in visited:
                     skipped.append(Skip(str(path), "symlink loop: links to a folder already indexed"))
                     continue
-                visited.add((st.st_dev, st.st_ino))
+                visited.add(_inode(st))
                 subdirs.append(path)
             elif stat.S_ISREG(st.st_mode):
                 files.append(FileEntry.of(path, st))
@@ -102,6 +106,20 @@ def scan(root: Path, *, exclude: Path | None = None) -> tuple[list[FileEntry], l
         stack.extend(reversed(subdirs))
     files.sort(key=lambda f: f.path)
     return files, skipped
+
+
+def _inode(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+def _encodable(name: str) -> bool:
+    """Undecodable bytes in a name come back as lone surrogates, which SQLite, JSON and
+    the terminal all refuse."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _stat_failure(path: Path, exc: OSError) -> str:
@@ -115,7 +133,7 @@ def _stat_failure(path: Path, exc: OSError) -> str:
 def read(entry: FileEntry, max_bytes: int = MAX_BYTES) -> tuple[FileEntry, bytes]:
     """The file's bytes with the stat they were read under."""
     if entry.size > max_bytes:
-        raise SkipFile(f"too large: {entry.size / 2**20:.1f} MiB (limit {max_bytes / 2**20:.1f} MiB)")
+        raise SkipFile(f"too large: {_size(entry.size)} (the limit is {_size(max_bytes)})")
     try:
         with open(entry.path, "rb") as fh:
             before = os.fstat(fh.fileno())
@@ -130,10 +148,16 @@ def read(entry: FileEntry, max_bytes: int = MAX_BYTES) -> tuple[FileEntry, bytes
     if (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns) or len(data) != after.st_size:
         raise SkipFile("changed while being read; retried on the next run", transient=True)
     if len(data) > max_bytes:
-        raise SkipFile(f"too large: over {max_bytes / 2**20:.1f} MiB")
+        raise SkipFile(f"too large: over the limit of {_size(max_bytes)}")
     if not data:
         raise SkipFile("empty file")
     return replace(entry, size=after.st_size, mtime_ns=after.st_mtime_ns, ctime_ns=after.st_ctime_ns), data
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    return f"{n / 1024:.1f} KiB" if n < 2**20 else f"{n / 2**20:.1f} MiB"
 
 
 def content_hash(data: bytes) -> str:
@@ -170,13 +194,39 @@ def decode(data: bytes) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        best = charset_normalizer.from_bytes(data).best()
-        if best is None:
-            raise SkipFile("binary file") from None
-        text = str(best)
+        text = _legacy(data)
     if _mostly_control(text[:_SNIFF_CHARS]):
         raise SkipFile("binary file")
     return text
+
+
+def _legacy(data: bytes) -> str:
+    """A legacy 8-bit encoding. charset-normalizer garbles short Western text (it rates
+    cp775 or cp1257 above cp1252), so cp1252 goes first when its reading looks Western."""
+    try:
+        western = data.decode("cp1252")
+    except UnicodeDecodeError:  # five bytes cp1252 leaves undefined
+        western = ""
+    if western and _looks_western(western):
+        return western
+    best = charset_normalizer.from_bytes(data).best()
+    if best is None:
+        raise SkipFile("binary file")
+    return str(best)
+
+
+# cp1252 symbols at the byte values where cp1250, cp1257 and others put letters.
+_UNLIKELY = set("¤¦¨ª¬¯²³´¸¹º¼¾ˆ‰‹›ŠŒŽšœžŸƒ¶¥")
+
+
+def _looks_western(text: str) -> bool:
+    """Few accented letters and almost none of the symbols Central European or Cyrillic
+    text turns into when read as cp1252."""
+    letters = sum(1 for ch in text if ch.isalpha())
+    accented = sum(1 for ch in text if ch.isalpha() and not ch.isascii())
+    unusual = sum(1 for ch in text if ch in _UNLIKELY)
+    non_ascii = sum(1 for ch in text if not ch.isascii())
+    return accented <= 0.5 * letters and unusual <= 0.05 * non_ascii
 
 
 def _mostly_control(sample: str) -> bool:

@@ -37,11 +37,17 @@ class Embedder(ABC):
         return f"{self.name}:{self.dim}:{self.metric}"
 
 
+class DeviceUnavailable(RuntimeError):
+    """The device asked for cannot be used by this installation."""
+
+
 def resolve_device(device: str) -> str:
-    if device != "auto":
+    if device == "cpu":
         return device
     import torch
 
+    if device == "cuda" and not torch.cuda.is_available():
+        raise DeviceUnavailable("--device cuda: this torch has no usable CUDA (CPU build or no GPU)")
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 

@@ -124,9 +124,11 @@ def evaluate_question(
 def _scores(steps: Sequence[dict], t: int, judged: bool) -> dict:
     """One question's metrics at iteration t, with the cost of getting there."""
     step = steps[t - 1]
-    return {
-        **step["scores"],
+    scores = step["scores"]
+    return {  # the key order of the issue's JSON
+        "em": scores["em"], "f1": scores["f1"], "acc": scores["acc"],
         "acc_judge": float(step["judge"] is True) if judged else None,
+        "answer_recall": scores["answer_recall"], "gold_recall": scores["gold_recall"],
         "llm_calls": t,
         "seconds": sum(s["seconds"] for s in steps[:t]),
     }

@@ -3,6 +3,7 @@ cancellable between tokens, greedy by default (the paper decodes greedily)."""
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Iterator, Protocol, Sequence
@@ -25,11 +26,17 @@ def gpu_layers(device: str) -> int:
     """All layers on the GPU for cuda; auto offloads only when llama.cpp was built for it."""
     if device == "cpu":
         return 0
-    if device == "cuda":
-        return -1
     import llama_cpp
 
-    return -1 if llama_cpp.llama_supports_gpu_offload() else 0
+    from .embedder import DeviceUnavailable
+
+    supported = llama_cpp.llama_supports_gpu_offload()
+    if device == "cuda" and not supported:
+        raise DeviceUnavailable(
+            "--device cuda: llama-cpp-python was built without GPU support "
+            "(reinstall it with CMAKE_ARGS=\"-DGGML_CUDA=on\")"
+        )
+    return -1 if supported else 0
 
 
 class LlamaGenerator:
@@ -51,17 +58,24 @@ class LlamaGenerator:
         self.name = self.path.stem
         self.n_gpu_layers = gpu_layers(device)
         self.device = "cuda" if self.n_gpu_layers else "cpu"
+        # llama-cpp-python's default decodes on half the cores; decoding is our hot loop.
+        self.n_threads = n_threads or max(len(os.sched_getaffinity(0)), 1)
         self._llm = Llama(
             model_path=str(self.path),
             n_ctx=n_ctx,
             n_gpu_layers=self.n_gpu_layers,
-            n_threads=n_threads,
+            n_threads=self.n_threads,
             seed=seed,
             verbose=False,
         )
         self.n_ctx = self._llm.n_ctx()
         # One model, one decoding stream: the TUI and scripts may call from several threads.
         self._lock = threading.Lock()
+
+    def reset(self) -> None:
+        """Forget the evaluated prompt, so the next call starts cold (benchmarks)."""
+        with self._lock:
+            self._llm.reset()
 
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))

@@ -56,7 +56,7 @@ CREATE INDEX IF NOT EXISTS passages_key ON passages(key);
 
 
 class IndexMismatchError(Exception):
-    """The index on disk was built by another embedder or format; its vectors cannot be used."""
+    """The index on disk cannot be used: another embedder or format built it, or it is damaged."""
 
 
 class IndexLockedError(Exception):
@@ -111,6 +111,9 @@ class PassageIndex:
             conn.execute("PRAGMA synchronous=NORMAL")
             _initialise(conn, embedder_identity, dim)
             _check_identity(conn, directory, embedder_identity, dim)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise IndexMismatchError(f"the index in {directory} is damaged ({exc}); delete that folder and index again") from None
         except BaseException:
             conn.close()
             raise
@@ -245,6 +248,8 @@ class PassageIndex:
         meta: dict[str, str] | None = None,
     ) -> None:
         """One transaction: replace the passages of updated files, drop removed files."""
+        if not (updates or removed or meta):
+            return  # an unchanged generation keeps the saved snapshot current
         with self._mutex:
             try:
                 with self._transaction():

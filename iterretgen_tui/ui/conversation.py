@@ -6,14 +6,14 @@ from dataclasses import dataclass
 
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
 
 from ..engine.events import FinalAnswer
 from ..history import answer_markdown
+from .streaming import StreamingMarkdown
 
 
-class AnswerView(Markdown):
+class AnswerView(StreamingMarkdown):
     """One answer. While the loop runs it streams the current iteration's draft; at the
     end the final text (answer, reasoning, numbered sources) is rendered once."""
 
@@ -23,30 +23,28 @@ class AnswerView(Markdown):
 
     def __init__(self, text: str = "_Waiting…_") -> None:
         super().__init__(text, classes="answer")
-        self._stream: MarkdownStream | None = None
         self.final: FinalAnswer | None = None
+        self._placeholder = True  # the text shown is a note, replaced by the first draft text
 
-    async def restart(self, heading: str) -> None:
-        await self._stop()
-        await self.update(heading + "\n\n")
-        self._stream = Markdown.get_stream(self)
+    async def restart(self, placeholder: str) -> None:
+        """A new iteration: show ``placeholder`` until its draft starts streaming."""
+        await self.replace(placeholder)
+        self._placeholder = True
 
     async def write(self, text: str) -> None:
-        if self._stream is not None:
-            await self._stream.write(text)
+        if self._placeholder and text:
+            self._placeholder = False
+            await self.update("")
+        await super().write(text)
 
     async def finish(self, final: FinalAnswer) -> None:
         self.final = final
-        await self.show(answer_markdown(final))
+        await self.replace(answer_markdown(final))
 
-    async def show(self, markdown: str) -> None:
-        await self._stop()
-        await self.update(markdown)
-
-    async def _stop(self) -> None:
-        if self._stream is not None:
-            stream, self._stream = self._stream, None
-            await stream.stop()
+    async def add_note(self, note: str) -> None:
+        """Keep what was streamed so far and say what happened to it."""
+        await self.stop_stream()
+        await self.update(f"{self.source}\n\n{note}")
 
     def on_click(self) -> None:
         if self.final is not None:

@@ -1,19 +1,22 @@
-"""The app's side of the session contract, and the pump that turns the engine's event
-stream into a modest number of UI messages (tokens are batched by time)."""
+"""The app's side of the session contract, and the feed that carries the engine's event
+stream from the answer worker to the UI.
+
+The worker puts every event into one ordered ``Feed`` (consecutive tokens joined into a
+chunk) and wakes the UI only for events other than tokens; a UI timer wakes it for
+tokens at most ten times a second. So the screen never redraws per token, a stalled
+model never leaves text waiting longer than that, and order is kept across both.
+"""
 
 from __future__ import annotations
 
 import threading
-import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Protocol
-
-from textual.message import Message
+from typing import Callable, Iterator, NamedTuple, Protocol, Union
 
 from ..engine.events import Event, Token
-from .messages import DraftChunk, EngineEvent
 
-FLUSH_SECONDS = 0.1  # tokens reach the screen at most ten times a second
+FLUSH_SECONDS = 0.1
 
 
 class SessionLike(Protocol):
@@ -28,44 +31,63 @@ class SessionLike(Protocol):
     def info(self) -> dict: ...
 
 
+class Chunk(NamedTuple):
+    """Consecutive tokens of iteration ``t``."""
+
+    t: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Failed:
+    error: str
+
+
+Item = Union[Event, Chunk, Failed]
+
+
+class Feed:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: list[tuple[int, Item]] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._items)
+
+    def put(self, run: int, item: Item) -> None:
+        with self._lock:
+            if isinstance(item, Token):
+                last = self._items[-1] if self._items else None
+                if last and last[0] == run and isinstance(last[1], Chunk) and last[1].t == item.t:
+                    self._items[-1] = (run, Chunk(item.t, last[1].text + item.text))
+                else:
+                    self._items.append((run, Chunk(item.t, item.text)))
+            else:
+                self._items.append((run, item))
+
+    def take(self) -> list[tuple[int, Item]]:
+        with self._lock:
+            items, self._items = self._items, []
+        return items
+
+
 def pump(
     events: Iterator[Event],
     *,
     run: int,
-    post: Callable[[Message], object],
+    feed: Feed,
+    wake: Callable[[], object],
     cancel: threading.Event,
-    interval: float = FLUSH_SECONDS,
-    clock: Callable[[], float] = time.monotonic,
 ) -> None:
-    """Post every event of ``events``; consecutive tokens go out joined, at most once per
-    ``interval``. Stops at once when ``cancel`` is set, closing the generator so the
-    model stops decoding."""
-    pending: list[str] = []
-    pending_t = 0
-    last = clock()
-
-    def flush() -> None:
-        nonlocal last
-        if pending:
-            post(DraftChunk(run, pending_t, "".join(pending)))
-            pending.clear()
-        last = clock()
-
+    """Feed ``events`` until they end or ``cancel`` is set; then close the generator,
+    which stops the model decoding."""
     try:
         for event in events:
             if cancel.is_set():
                 return
-            if isinstance(event, Token):
-                if pending and event.t != pending_t:
-                    flush()
-                pending_t = event.t
-                pending.append(event.text)
-                if clock() - last >= interval:
-                    flush()
-            else:
-                flush()
-                post(EngineEvent(run, event))
-        flush()
+            feed.put(run, event)
+            if not isinstance(event, Token):
+                wake()
     finally:
         close = getattr(events, "close", None)
         if close is not None:

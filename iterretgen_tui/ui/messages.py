@@ -7,8 +7,6 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from ..engine.events import Event
-
 if TYPE_CHECKING:  # the indexer pulls in FAISS: not at start-up
     from ..engine.indexer import IndexProgress
 
@@ -35,26 +33,11 @@ class Prepared(Message):
 
     info: dict
     error: str = ""
+    skipped: tuple[str, ...] = ()  # "path: reason" of files the indexer could not read
 
 
-@dataclass
-class EngineEvent(Message):
-    """One event of run ``run``, except tokens (those arrive as ``DraftChunk``)."""
+class FeedReady(Message):
+    """The answer worker put something into the app's feed (see driver.py)."""
 
-    run: int
-    event: Event
-
-
-@dataclass
-class DraftChunk(Message):
-    """Tokens of iteration ``t`` gathered over a short interval, in order."""
-
-    run: int
-    t: int
-    text: str
-
-
-@dataclass
-class AnswerFailed(Message):
-    run: int
-    error: str
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, FeedReady)

@@ -1,0 +1,65 @@
+"""`iterretgen-chat [FOLDER]`: the chat TUI over FOLDER (default: the last one used).
+
+Only the light parts are imported here; torch and llama.cpp load inside the app's
+worker, after the first frame is on the screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from dataclasses import replace
+from pathlib import Path
+
+from .. import config, paths
+from ..cli import UserError, add_model_flags, settings_from
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="iterretgen-chat",
+        description="Chat with your documents offline (the TUI). Subcommands: index, ask, "
+        "eval, adapt, models (see `iterretgen-chat COMMAND --help`).",
+    )
+    parser.add_argument("folder", nargs="?", help="the documents to answer from (default: the last folder used)")
+    add_model_flags(parser)
+    return parser
+
+
+def resolve_folder(given: str | None, last: str) -> Path:
+    if not given and not last:
+        raise UserError("which documents? run `iterretgen-chat FOLDER`")
+    folder = Path(given or last).expanduser().resolve()
+    if not folder.is_dir():
+        raise UserError(f"not a folder: {folder}")
+    return folder
+
+
+def remember_folder(folder: Path) -> None:
+    """The next plain `iterretgen-chat` opens this folder again (flags are not saved)."""
+    stored = config.load()
+    if stored.last_folder != str(folder):
+        config.save(replace(stored, last_folder=str(folder)))
+
+
+def make_session(settings: config.Settings):
+    from ..session import Session
+
+    return Session(settings)
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    settings = settings_from(args)
+    folder = resolve_folder(args.folder, settings.last_folder)
+    remember_folder(folder)
+    # Tracebacks go to a file, never over the screen.
+    logging.basicConfig(
+        filename=paths.data_dir() / "tui.log",
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    from ..ui.app import ChatApp
+
+    ChatApp(replace(settings, last_folder=str(folder)), folder, make_session).run()
+    return 0

@@ -1,0 +1,409 @@
+"""Keep an index in step with a folder or a dataset corpus: incremental, batched, resumable.
+
+A file is re-read only when its size, mtime or ctime moved, and re-parsed only when its
+content hash moved. A passage whose embedded text is already stored (a renamed, moved or
+copied file, an unchanged section of an edited one) takes the stored vector. Work is
+committed in batches, each file with all of its passages, so a crash or Ctrl-C loses at
+most one batch and the next run picks up the files whose new stat was never committed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from .. import paths
+from .chunking import Chunk
+from .documents import MAX_BYTES, FileEntry, Skip, SkipFile, content_hash, passages, read, scan
+from .embedder import Embedder
+from .index import FileRecord, FileUpdate, IndexMismatchError, NewPassage, PassageIndex
+
+PARSER_VERSION = "1"  # bump when parsing, splitting or the embedded text changes
+BATCH_PASSAGES = 256
+BATCH_FILES = 512
+BATCH_SECONDS = 5.0
+EMBED_CALL = 64  # texts per embedder call: the cancel check and progress granularity
+
+
+@dataclass(frozen=True)
+class IndexProgress:
+    files_done: int
+    files_total: int  # files to (re)process this run; unchanged ones are not counted
+    passages_done: int
+    rate: float  # passages per second
+    eta_seconds: float | None  # None until there is a rate to extrapolate
+    current: str  # the file being read, or "" between files
+
+
+@dataclass
+class IndexReport:
+    indexed: int = 0  # files whose text is in the index after the run
+    unchanged: int = 0
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    skipped: list[Skip] = field(default_factory=list)
+    passages: int = 0  # passages in the index after the run
+    seconds: float = 0.0
+    embedded: int = 0  # passages embedded this run; the others reused stored vectors
+    cancelled: bool = False
+
+    def to_json(self) -> dict:
+        return {
+            "files": {
+                "indexed": self.indexed,
+                "unchanged": self.unchanged,
+                "added": self.added,
+                "updated": self.updated,
+                "removed": self.removed,
+                "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+            },
+            "passages": self.passages,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+ProgressCallback = Callable[[IndexProgress], None]
+
+
+def open_folder_index(folder: Path, embedder: Embedder) -> PassageIndex:
+    """The folder's index for this embedder: one per embedder, so switching embedders
+    never mixes vectors and switching back finds the old index intact."""
+    identity = embedder.identity
+    readable = "".join(c if c.isalnum() or c in "._-" else "-" for c in identity)[:48]
+    directory = paths.index_dir(folder) / f"{readable}-{hashlib.sha1(identity.encode()).hexdigest()[:8]}"
+    return PassageIndex.open(directory, embedder_identity=identity, dim=embedder.dim)
+
+
+# -- folders -------------------------------------------------------------------------------
+
+
+def sync_folder(
+    folder: Path,
+    index: PassageIndex,
+    embedder: Embedder,
+    *,
+    words: int = 100,
+    overlap: int = 20,
+    cancel: threading.Event | None = None,
+    progress: ProgressCallback | None = None,
+    max_bytes: int = MAX_BYTES,
+    lock_timeout: float | None = None,
+    on_wait: Callable[[str], None] | None = None,
+) -> IndexReport:
+    """Bring the index in step with the folder. Waits for another writer (``lock_timeout``
+    None) or raises ``IndexLockedError``; ``on_wait`` hears once that it is waiting."""
+    root = _folder(folder)
+    _check(index, embedder)
+    started = time.monotonic()
+    report = IndexReport()
+    with index.lock(timeout=lock_timeout, cancel=cancel, on_wait=on_wait):
+        chunking = _chunking(words, overlap)
+        reprocess_all = index.meta("chunking") != chunking
+        entries, report.skipped = scan(root, exclude=index.directory)
+        known = index.files()
+        todo = []
+        for entry in entries:
+            record = known.get(str(entry.path))
+            if record is None or reprocess_all or not _same_stat(record, entry):
+                todo.append(entry)
+            elif record.skip:
+                report.skipped.append(Skip(record.path, record.skip))
+            else:
+                report.unchanged += 1
+        writer = _Writer(index, embedder, report, cancel, progress, todo)
+        gone = set(known) - {str(e.path) for e in entries}
+        for entry in todo:
+            if writer.cancelled():
+                break
+            vanished = _sync_file(entry, known.get(str(entry.path)), writer, reprocess_all, words, overlap, max_bytes)
+            if vanished:
+                gone.add(str(entry.path))
+        writer.flush()
+        # Removals run even after a cancel: a deleted file must never answer a question.
+        meta = {"chunking": chunking} if reprocess_all and not writer.cancelled() else None
+        _remove(index, report, known, [path for path in gone if path in known], meta)
+    return _finish(report, index, writer, started)
+
+
+def _sync_file(
+    entry: FileEntry,
+    record: FileRecord | None,
+    writer: "_Writer",
+    reprocess_all: bool,
+    words: int,
+    overlap: int,
+    max_bytes: int,
+) -> bool:
+    """Queue one changed or new file. Returns whether it vanished."""
+    path = str(entry.path)
+    was_indexed = record is not None and not record.skip
+    writer.report_progress(current=path)
+    digest = ""
+    try:
+        entry, data = read(entry, max_bytes)
+        digest = content_hash(data)
+        if was_indexed and not reprocess_all and record.hash == digest:
+            writer.add(_record(entry, digest), None, outcome="unchanged")  # touched, not edited
+            return False
+        chunks = passages(entry.path, data, words=words, overlap=overlap)
+    except SkipFile as skip:
+        writer.report.skipped.append(Skip(path, skip.reason))
+        if skip.transient:  # retried next run; a vanished file is removed now
+            return not entry.path.exists()
+        writer.add(_record(entry, digest, skip.reason), [], outcome="removed" if was_indexed else "")
+        return False
+    writer.add(_record(entry, digest), chunks, fallback_title=entry.path.name,
+               outcome="updated" if was_indexed else "added")
+    return False
+
+
+def needs_sync(folder: Path, index: PassageIndex, *, words: int = 100, overlap: int = 20) -> bool:
+    """Whether any file was added, changed or removed since the last sync (stat calls only)."""
+    if index.meta("chunking") != _chunking(words, overlap):
+        return True
+    entries, _ = scan(_folder(folder), exclude=index.directory)
+    on_disk = {str(e.path): (e.size, e.mtime_ns, e.ctime_ns) for e in entries}
+    return on_disk != {path: (r.size, r.mtime_ns, r.ctime_ns) for path, r in index.files().items()}
+
+
+def watch_folder(
+    folder: Path,
+    index: PassageIndex,
+    embedder: Embedder,
+    *,
+    on_report: Callable[[IndexReport], None],
+    cancel: threading.Event,
+    debounce_ms: int = 1000,
+    **sync_options,
+) -> None:
+    """Sync after each burst of changes until ``cancel`` is set (the caller syncs first)."""
+    import watchfiles
+
+    root = _folder(folder)
+    own = index.directory.resolve()
+
+    def visible(_change, changed: str) -> bool:
+        path = Path(changed)
+        if path.is_relative_to(own) or not path.is_relative_to(root):
+            return False
+        return not any(part.startswith(".") for part in path.relative_to(root).parts)
+
+    for _changes in watchfiles.watch(root, watch_filter=visible, debounce=debounce_ms, stop_event=cancel):
+        on_report(sync_folder(root, index, embedder, cancel=cancel, **sync_options))
+
+
+def _folder(folder: Path) -> Path:
+    root = Path(folder).expanduser().resolve()
+    if not root.exists():
+        raise FileNotFoundError(f"folder not found: {folder}")
+    if not root.is_dir():
+        raise NotADirectoryError(f"not a folder: {folder}")
+    return root
+
+
+def _chunking(words: int, overlap: int) -> str:
+    return f"{PARSER_VERSION}:{words}:{overlap}"
+
+
+def _same_stat(record: FileRecord, entry: FileEntry) -> bool:
+    return (record.size, record.mtime_ns, record.ctime_ns) == (entry.size, entry.mtime_ns, entry.ctime_ns)
+
+
+def _record(entry: FileEntry, digest: str, skip: str = "") -> FileRecord:
+    return FileRecord(str(entry.path), entry.size, entry.mtime_ns, entry.ctime_ns, digest, skip)
+
+
+# -- dataset corpora -----------------------------------------------------------------------
+
+CORPUS_LAYOUT = f"corpus:{PARSER_VERSION}"
+
+
+def sync_corpus(
+    index: PassageIndex,
+    docs: Iterable[tuple[str, str, str]],
+    embedder: Embedder,
+    *,
+    cancel: threading.Event | None = None,
+    progress: ProgressCallback | None = None,
+) -> IndexReport:
+    """Index (doc_id, title, text) documents, one passage each; unchanged ones are kept."""
+    _check(index, embedder)
+    started = time.monotonic()
+    report = IndexReport()
+    docs = list(docs)
+    with index.lock(cancel=cancel):
+        reprocess_all = index.meta("chunking") != CORPUS_LAYOUT
+        known = index.files()
+        seen: set[str] = set()
+        todo = []
+        for doc_id, title, text in docs:
+            if doc_id in seen:
+                report.skipped.append(Skip(doc_id, "duplicate document id"))
+                continue
+            seen.add(doc_id)
+            record = known.get(doc_id)
+            digest = content_hash(f"{title}\0{text}".encode())
+            if record is not None and record.hash == digest and not reprocess_all:
+                report.unchanged += not record.skip
+                if record.skip:
+                    report.skipped.append(Skip(doc_id, record.skip))
+            else:
+                todo.append((FileRecord(doc_id, len(text), 0, 0, digest), title, text.strip(), record))
+        writer = _Writer(index, embedder, report, cancel, progress, [t[0] for t in todo])
+        for doc, title, text, record in todo:
+            if writer.cancelled():
+                break
+            was_indexed = record is not None and not record.skip
+            if text:
+                writer.add(doc, [Chunk(text, "", title)], fallback_title=doc.path,
+                           outcome="updated" if was_indexed else "added")
+            else:
+                report.skipped.append(Skip(doc.path, "empty document"))
+                writer.add(FileRecord(doc.path, 0, 0, 0, doc.hash, "empty document"), [],
+                           outcome="removed" if was_indexed else "")
+        writer.flush()
+        if not writer.cancelled():  # only a complete pass knows which documents are gone
+            meta = {"chunking": CORPUS_LAYOUT} if reprocess_all else None
+            _remove(index, report, known, set(known) - seen, meta)
+    return _finish(report, index, writer, started)
+
+
+# -- shared --------------------------------------------------------------------------------
+
+
+def _check(index: PassageIndex, embedder: Embedder) -> None:
+    if index.identity != embedder.identity or index.dim != embedder.dim:
+        raise IndexMismatchError(
+            f"the index holds vectors of {index.identity!r}; it cannot take vectors of {embedder.identity!r}"
+        )
+
+
+def _remove(
+    index: PassageIndex, report: IndexReport, known: dict[str, FileRecord], paths: Iterable[str], meta: dict | None
+) -> None:
+    """Drop what is gone; a file counts as removed only if it had passages."""
+    paths = sorted(paths)
+    report.removed += sum(1 for path in paths if not known[path].skip)
+    index.commit(removed=paths, meta=meta)
+
+
+def _finish(report: IndexReport, index: PassageIndex, writer: "_Writer", started: float) -> IndexReport:
+    report.cancelled = writer.cancelled()
+    report.passages = len(index)
+    report.indexed = index.file_count()
+    report.skipped.sort(key=lambda s: s.path)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """What the embedder sees: the document's own title helps (BEIR practice); a file name
+    is left out, so a renamed file embeds to the same text and keeps its vectors."""
+    return f"{chunk.heading}\n{chunk.text}" if chunk.heading else chunk.text
+
+
+def _key(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+@dataclass
+class _Pending:
+    record: FileRecord
+    chunks: list[Chunk] | None  # None: content unchanged; [] drops the file's passages
+    fallback_title: str
+    outcome: str  # the report counter this file adds to once committed, or ""
+
+
+class _Writer:
+    """Collects processed files, embeds what has no stored vector, commits in batches."""
+
+    def __init__(
+        self,
+        index: PassageIndex,
+        embedder: Embedder,
+        report: IndexReport,
+        cancel: threading.Event | None,
+        progress: ProgressCallback | None,
+        todo: list[FileEntry] | list[FileRecord],
+    ) -> None:
+        self.index = index
+        self.embedder = embedder
+        self.report = report
+        self.cancel = cancel
+        self.progress = progress
+        self.files_total = len(todo)
+        self.bytes_total = sum(item.size for item in todo) or 1
+        self.files_done = self.bytes_done = self.passages_done = 0
+        self.started = self.last_commit = time.monotonic()
+        self.pending: list[_Pending] = []
+
+    def cancelled(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
+
+    def add(self, record: FileRecord, chunks: list[Chunk] | None, *, fallback_title: str = "", outcome: str) -> None:
+        self.pending.append(_Pending(record, chunks, fallback_title, outcome))
+        waiting = sum(len(p.chunks or ()) for p in self.pending)
+        if (
+            waiting >= BATCH_PASSAGES
+            or len(self.pending) >= BATCH_FILES
+            or time.monotonic() - self.last_commit >= BATCH_SECONDS
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        batch, self.pending = self.pending, []
+        if not batch:
+            return
+        texts = {_key(t): t for p in batch for t in map(embedding_text, p.chunks or ())}
+        vectors = self.index.vectors_for(texts)
+        missing = {k: t for k, t in texts.items() if k not in vectors}
+        if not self._embed(missing, vectors):
+            return  # cancelled: nothing of this batch is committed, the next run redoes it
+        updates = []
+        for p in batch:
+            new = None
+            if p.chunks is not None:
+                new = []
+                for chunk in p.chunks:
+                    key = _key(embedding_text(chunk))
+                    new.append(NewPassage(chunk.heading or p.fallback_title, chunk.text, chunk.location, key, vectors[key]))
+            updates.append(FileUpdate(p.record, new))
+        self.index.commit(updates)
+        for p in batch:
+            if p.outcome:
+                setattr(self.report, p.outcome, getattr(self.report, p.outcome) + 1)
+        self.files_done += len(batch)
+        self.bytes_done += sum(p.record.size for p in batch)
+        self.passages_done += len(texts) - len(missing)  # reused vectors count as done too
+        self.last_commit = time.monotonic()
+        self.report_progress()
+
+    def _embed(self, missing: dict[str, str], vectors: dict[str, np.ndarray]) -> bool:
+        """Embed in calls of EMBED_CALL, longest first (similar lengths pad least)."""
+        order = sorted(missing, key=lambda k: len(missing[k]), reverse=True)
+        for start in range(0, len(order), EMBED_CALL):
+            if self.cancelled():
+                return False
+            keys = order[start : start + EMBED_CALL]
+            for key, vector in zip(keys, self.embedder.embed_batch([missing[k] for k in keys])):
+                vectors[key] = vector
+            self.report.embedded += len(keys)
+            self.passages_done += len(keys)
+            self.report_progress()
+        return True
+
+    def report_progress(self, current: str = "") -> None:
+        if self.progress is None:
+            return
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        eta = elapsed * (self.bytes_total - self.bytes_done) / self.bytes_done if self.bytes_done else None
+        self.progress(
+            IndexProgress(self.files_done, self.files_total, self.passages_done, self.passages_done / elapsed, eta, current)
+        )

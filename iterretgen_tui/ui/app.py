@@ -1,0 +1,427 @@
+"""The chat app: the conversation on the left, one pane per iteration on the right, a
+status line below.
+
+Model work runs in two thread workers, never on the UI thread: ``prepare`` loads the
+models and indexes the folder once; ``answer`` drives one question through the
+session's event generator (exclusive: a new question replaces the old, whose cancel
+Event is set first). Workers report only through the typed messages in messages.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import re
+import sqlite3
+import threading
+from dataclasses import dataclass, field, replace
+from functools import partial
+from pathlib import Path
+from typing import Callable, Iterable
+
+from textual import work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input
+
+from .. import config, paths
+from .. import history as history_module
+from ..config import Settings
+from ..engine.events import (
+    ContextTrimmed,
+    DraftDone,
+    FinalAnswer,
+    IterationStarted,
+    PassagesRetrieved,
+    QueryFormed,
+    Stopped,
+    StopReason,
+)
+from ..history import History
+from .conversation import AnswerView, ChatLog
+from .driver import FLUSH_SECONDS, Chunk, Failed, Feed, Item, SessionLike, pump
+from .iterations import IterationPane, IterationPanes
+from .messages import Activity, FeedReady, IndexProgressed, Prepared
+from .screens.export import ExportScreen
+from .screens.help import HelpScreen
+from .screens.history import HistoryScreen
+from .screens.passage import PassageScreen
+from .screens.settings import SettingsScreen
+from .status import StatusLine
+
+log = logging.getLogger(__name__)
+
+SessionFactory = Callable[[Settings], SessionLike]
+MODEL_FIELDS = ("llm", "embedder", "query_encoder", "device")
+
+
+def describe(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+@dataclass
+class Run:
+    """One question being answered."""
+
+    id: int
+    question: str
+    overrides: dict
+    answer: AnswerView
+    cancel: threading.Event = field(default_factory=threading.Event)
+    t: int = 0  # the iteration under way
+    stopped: Stopped | None = None
+    done: bool = False
+
+    @property
+    def live(self) -> bool:
+        return not (self.done or self.cancel.is_set())
+
+
+class ChatApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "iterretgen-chat"
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("f1", "help", "Help"),
+        Binding("f2", "settings", "Settings"),
+        Binding("f3", "history", "History"),
+        Binding("f4", "export", "Export"),
+        Binding("ctrl+n", "new_chat", "New chat"),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(
+        self,
+        settings: Settings,
+        folder: Path,
+        session_factory: SessionFactory,
+        *,
+        history: History | None = None,
+    ) -> None:
+        super().__init__()
+        self.settings = settings
+        self.folder = folder
+        self.session_factory = session_factory
+        self.history = history
+        self.session: SessionLike | None = None
+        self.ready = threading.Event()  # set once preparing has finished, well or not
+        self.unavailable = ""  # why questions cannot be answered, when preparing failed
+        self.shutdown = threading.Event()  # stops indexing when the app quits
+        self.current: Run | None = None
+        self.feed = Feed()
+        self.run_ids = itertools.count(1)
+        self.conversation_id: int | None = None
+        self.sub_title = str(folder)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="main"):
+            with Vertical(id="chat"):
+                yield ChatLog(id="log")
+                yield Input(placeholder="Ask about your documents (Enter sends, Esc cancels)", id="question")
+            yield IterationPanes(id="iterations")
+        yield StatusLine(self.settings.llm, self.settings.embedder, self.settings.device)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.history is None:
+            self.history = History()
+        self.query_one("#question", Input).focus()
+        self.status.set_activity("starting")
+        self.set_interval(FLUSH_SECONDS, self.wake_if_fed)
+        # Paint the first frame before the worker's imports (torch) compete for the GIL.
+        self.call_after_refresh(self.prepare)
+
+    def on_unmount(self) -> None:
+        self.shutdown.set()
+        if self.current is not None:
+            self.current.cancel.set()
+
+    @property
+    def status(self) -> StatusLine:
+        return self.query_one(StatusLine)
+
+    @property
+    def panes(self) -> IterationPanes:
+        return self.query_one(IterationPanes)
+
+    # Preparing: models, then the folder's index.
+
+    @work(thread=True, exclusive=True, group="prepare", exit_on_error=False)
+    def prepare(self) -> None:
+        post = self.post_message
+        try:
+            session = self.session_factory(self.settings)
+            session.load_models(status=lambda text: post(Activity(text)))
+            post(Activity(f"checking the index of {self.folder}"))
+            report = session.open_folder(
+                self.folder, progress=lambda p: post(IndexProgressed(p)), cancel=self.shutdown
+            )
+            self.session = session
+            skipped = tuple(f"{skip.path}: {skip.reason}" for skip in report.skipped)
+            post(Prepared(session.info(), skipped=skipped))
+        except Exception as exc:  # shown in the app; the log keeps the traceback
+            log.exception("preparing failed")
+            post(Prepared({}, error=describe(exc)))
+
+    def on_activity(self, message: Activity) -> None:
+        self.status.set_activity(message.text)
+
+    def on_index_progressed(self, message: IndexProgressed) -> None:
+        self.status.show_progress(message.progress)
+
+    def on_prepared(self, message: Prepared) -> None:
+        self.status.hide_progress()
+        error = message.error
+        if not error and not message.info.get("passages"):
+            error = f"no readable documents in {self.folder}"
+        if error:
+            self.unavailable = error
+            self.status.set_activity(f"cannot answer: {error}")
+            self.notify(error, title="Cannot answer questions", severity="error", timeout=20)
+        else:
+            self.status.set_info(message.info)
+            self.status.set_activity("ready")
+        if message.skipped:
+            listed = "\n".join(message.skipped[:5])
+            more = f"\n… and {len(message.skipped) - 5} more" if len(message.skipped) > 5 else ""
+            self.notify(
+                f"{listed}{more}",
+                title=f"{len(message.skipped)} files not indexed",
+                severity="warning",
+                timeout=15,
+            )
+        self.ready.set()
+
+    # Answering.
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "question" or not event.value.strip():
+            return
+        event.input.clear()
+        await self.ask(event.value.strip())
+
+    async def ask(self, question: str) -> None:
+        await self.cancel_current()
+        answer = await self.query_one(ChatLog).add_question(question)
+        overrides = {
+            name: getattr(self.settings, name)
+            for name in ("iterations", "top_k", "adaptive", "keep_passages")
+        }
+        run = Run(next(self.run_ids), question, overrides, answer)
+        self.current = run
+        await self.panes.reset()
+        if not self.ready.is_set():
+            await answer.replace("_Waiting for the models and the index to be ready…_")
+        self.answer(run)
+
+    @work(thread=True, exclusive=True, group="answer", exit_on_error=False)
+    def answer(self, run: Run) -> None:
+        while not self.ready.wait(0.1):
+            if run.cancel.is_set():
+                return
+        try:
+            if self.unavailable or self.session is None:
+                raise RuntimeError(f"cannot answer: {self.unavailable}")
+            events = self.session.ask(run.question, cancel=run.cancel, **run.overrides)
+            pump(events, run=run.id, feed=self.feed, wake=self.wake, cancel=run.cancel)
+        except Exception as exc:
+            log.exception("answering failed")
+            self.feed.put(run.id, Failed(describe(exc)))
+            self.wake()
+
+    def wake(self) -> None:
+        self.post_message(FeedReady())
+
+    def wake_if_fed(self) -> None:
+        if self.feed:
+            self.wake()
+
+    def live_run(self, run_id: int) -> Run | None:
+        """The run a worker message belongs to, unless it was replaced or cancelled."""
+        run = self.current
+        return run if run is not None and run.id == run_id and run.live else None
+
+    async def on_feed_ready(self, _: FeedReady) -> None:
+        for run_id, item in self.feed.take():
+            run = self.live_run(run_id)
+            if run is not None:  # else replaced or cancelled: nothing more is shown
+                await self.show_item(run, item)
+
+    async def show_item(self, run: Run, item: Item) -> None:
+        pane = self.panes.pane(getattr(item, "t", run.t))
+        match item:
+            case Chunk(text=text) if pane:
+                await pane.write(text)
+                await run.answer.write(text)
+            case IterationStarted(t=t, max_t=max_t):
+                run.t = t
+                await self.panes.start(t)
+                await run.answer.restart(f"_Iteration {t} of at most {max_t}: retrieving…_")
+                self.status.set_activity(f"iteration {t} of at most {max_t}")
+            case QueryFormed(query=query) if pane:
+                pane.show_query(query)
+            case PassagesRetrieved(t=t, passages=passages) if pane:
+                pane.show_passages(passages)
+                await run.answer.restart(f"_Iteration {t}: reading {len(passages)} passages…_")
+            case ContextTrimmed(kept=kept, dropped=dropped, truncated=truncated) if pane:
+                pane.note(f"{kept} passages fit the model ({dropped} left out, {truncated} shortened)")
+            case DraftDone(trace=trace) if pane:
+                await pane.finish(trace)
+            case Stopped(t=t, reason=reason):
+                run.stopped = item
+                await self.close_pane(run, reason.describe(t))
+            case FinalAnswer():
+                await self.finish(run, item)
+            case Failed(error=error):
+                await self.fail(run, error)
+
+    async def close_pane(self, run: Run, why: str) -> None:
+        """An iteration that ended without a draft (no new passages, cancel) says why."""
+        pane = self.panes.pane(run.t)
+        if pane is not None and pane.border_subtitle == "running":
+            await pane.stop()
+            pane.border_subtitle = "stopped"
+            pane.note(why)
+
+    async def finish(self, run: Run, final: FinalAnswer) -> None:
+        run.done = True
+        await run.answer.finish(final)
+        last = run.stopped.t if run.stopped else len(final.iterations)
+        times = ", ".join(f"{trace.seconds:.1f} s" for trace in final.iterations)
+        self.status.set_activity(f"{final.stop_reason.describe(last)} · per iteration: {times}")
+        self.save_turn(final)
+
+    def save_turn(self, final: FinalAnswer) -> None:
+        try:
+            if self.conversation_id is None:
+                self.conversation_id = self.history.start(final.question, str(self.folder))
+            self.history.add_turn(self.conversation_id, final)
+        except sqlite3.Error as exc:
+            self.notify(f"could not save to history: {exc}", severity="warning")
+
+    async def fail(self, run: Run, error: str) -> None:
+        run.done = True
+        await self.close_pane(run, "failed")
+        await run.answer.replace(f"**Could not answer:** {error}")
+        self.status.set_activity("the last question failed")
+        self.notify(error, title="Could not answer", severity="error", timeout=15)
+
+    async def cancel_current(self) -> None:
+        """Esc, a new question, another conversation: the running answer stops at once."""
+        run = self.current
+        if run is None or not run.live:
+            return
+        run.cancel.set()  # the worker stops reading events, the model stops decoding
+        why = StopReason.CANCELLED.describe(max(run.t, 1))
+        await self.close_pane(run, why)
+        await run.answer.add_note("_Cancelled._")
+        self.status.set_activity(why)
+
+    async def action_cancel(self) -> None:
+        await self.cancel_current()
+
+    # Screens and commands.
+
+    def on_iteration_pane_passage_chosen(self, message: IterationPane.PassageChosen) -> None:
+        self.push_screen(PassageScreen(message.passage))
+
+    async def on_answer_view_selected(self, message: AnswerView.Selected) -> None:
+        if self.current is None or not self.current.live:
+            await self.panes.show(message.final)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_settings(self) -> None:
+        self.push_screen(SettingsScreen(self.settings), callback=self.apply_settings)
+
+    def apply_settings(self, settings: Settings | None) -> None:
+        if settings is None or settings == self.settings:
+            return
+        try:
+            config.save(settings)
+        except OSError as exc:
+            self.notify(f"could not save the settings: {exc}", severity="error")
+            return
+        later = any(getattr(settings, f) != getattr(self.settings, f) for f in MODEL_FIELDS)
+        self.settings = settings
+        note = " Model changes apply the next time you start." if later else ""
+        self.notify(f"Settings saved to {paths.config_file()}.{note}", title="Settings")
+
+    def change(self, **fields) -> None:
+        self.apply_settings(replace(self.settings, **fields))
+
+    def action_history(self) -> None:
+        self.push_screen(HistoryScreen(self.history.recent()), callback=self.reopen)
+
+    async def reopen(self, conversation_id: int | None) -> None:
+        if conversation_id is None:
+            return
+        conversation = self.history.get(conversation_id)
+        await self.cancel_current()
+        chat = self.query_one(ChatLog)
+        await chat.clear()
+        for final in conversation.turns:
+            await chat.add_turn(final)
+        if conversation.turns:
+            await self.panes.show(conversation.turns[-1])
+        else:
+            await self.panes.reset()
+        self.conversation_id = conversation.id
+        self.status.set_activity(f"reopened: {conversation.title}")
+
+    async def action_new_chat(self) -> None:
+        await self.cancel_current()
+        await self.query_one(ChatLog).clear()
+        await self.panes.reset()
+        self.conversation_id = None
+        self.status.set_activity("new conversation")
+
+    def action_export(self) -> None:
+        if self.conversation_id is None:
+            self.notify("Nothing to export yet: ask a question first.", severity="warning")
+            return
+        title = self.history.get(self.conversation_id).title
+        slug = re.sub(r"[^\w-]+", "-", title.lower()).strip("-")[:48] or "conversation"
+        self.push_screen(
+            ExportScreen(Path.cwd() / f"{slug}.md"),
+            callback=partial(self.export_to, self.conversation_id),
+        )
+
+    def export_to(self, conversation_id: int, path: Path | None) -> None:
+        if path is None:
+            return
+        try:
+            written = history_module.export(self.history.get(conversation_id), path)
+        except OSError as exc:
+            self.notify(f"could not write {path}: {exc.strerror or exc}", severity="error")
+            return
+        self.notify(f"Exported to {written}", title="Export")
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        s = self.settings
+        yield SystemCommand("Settings", "Iterations, top-k, adaptive stop, models (F2)", self.action_settings)
+        yield SystemCommand("History", "Reopen an earlier conversation (F3)", self.action_history)
+        yield SystemCommand("Export conversation", "Write it to a Markdown file (F4)", self.action_export)
+        yield SystemCommand("New conversation", "Start afresh (Ctrl+N)", self.action_new_chat)
+        yield SystemCommand(
+            f"Adaptive stop: turn {'off' if s.adaptive else 'on'}",
+            "Stop early when consecutive answers agree",
+            partial(self.change, adaptive=not s.adaptive),
+        )
+        yield SystemCommand(
+            f"Keep earlier passages: turn {'off' if s.keep_passages else 'on'}",
+            "Give the model earlier iterations' passages too",
+            partial(self.change, keep_passages=not s.keep_passages),
+        )
+        for n in range(1, 6):
+            yield SystemCommand(
+                f"Maximum iterations: {n}",
+                f"now {s.iterations}",
+                partial(self.change, iterations=n),
+                discover=False,
+            )

@@ -1,0 +1,1 @@
+"""Modal screens: each is opened by the app and returns its result through ``dismiss``."""

@@ -1,0 +1,62 @@
+"""The status line: models, device, index size, what is happening, how the last answer went."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import ProgressBar, Static
+
+if TYPE_CHECKING:
+    from ..engine.indexer import IndexProgress
+
+
+class StatusLine(Horizontal):
+    def __init__(self, llm: str, embedder: str, device: str) -> None:
+        super().__init__(id="status")
+        self.facts = {"llm": llm, "embedder": embedder, "device": device, "passages": None}
+        self.activity = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status-text", markup=False)
+        yield ProgressBar(id="index-progress", show_eta=True)
+
+    def on_mount(self) -> None:
+        self.query_one(ProgressBar).display = False
+        self._show()
+
+    def set_info(self, info: dict) -> None:
+        self.facts.update(info)
+        self._show()
+
+    def set_activity(self, text: str) -> None:
+        self.activity = text
+        self._show()
+
+    def show_progress(self, progress: IndexProgress) -> None:
+        bar = self.query_one(ProgressBar)
+        bar.display = True
+        bar.update(total=max(progress.files_total, 1), progress=progress.files_done)
+        current = f": {progress.current}" if progress.current else ""
+        self.set_activity(
+            f"indexing {progress.files_done}/{progress.files_total} files, "
+            f"{progress.passages_done} passages{current}"
+        )
+
+    def hide_progress(self) -> None:
+        self.query_one(ProgressBar).display = False
+
+    def _show(self) -> None:
+        passages = self.facts["passages"]
+        size = "index …" if passages is None else f"{passages} passages"
+        parts = [
+            f"LLM {self.facts['llm']}",
+            f"embedder {self.facts['embedder']}",
+            str(self.facts["device"]),
+            size,
+        ]
+        text = " · ".join(parts)
+        if self.activity:
+            text += f"  │  {self.activity}"
+        self.query_one("#status-text", Static).update(text)

@@ -1,0 +1,96 @@
+"""`iterretgen-chat ask` end to end, with the real embedded models, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+NOTES = {
+    "eiffel.md": "# Eiffel Tower\n\nThe Eiffel Tower in Paris was designed and built by the "
+    "company of the engineer Gustave Eiffel between 1887 and 1889.\n",
+    "gustave.md": "# Gustave Eiffel\n\nAlexandre Gustave Eiffel, the French civil engineer, "
+    "was born in Dijon on 15 December 1832.\n",
+    "dijon.txt": "Dijon is a city in eastern France, famous for its mustard.\n",
+    "fruit.md": "# Bananas\n\nA banana is an elongated, edible fruit.\n",
+}
+
+
+def cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
+    result = subprocess.run(
+        [sys.executable, "-m", "iterretgen_tui", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "ITERRETGEN_DEVICE": "cpu"},
+    )
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for name, text in NOTES.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+@pytest.mark.slow
+def test_ask_json_two_iterations_with_real_models(notes: Path):
+    question = "In which city was the engineer who built the Eiffel Tower born?"
+    result = cli("ask", question, "--folder", str(notes), "--iterations", "2",
+                 "--no-adaptive", "--top-k", "2", "--json", check=True)
+    answer = json.loads(result.stdout)
+    assert answer["question"] == question
+    assert answer["stop_reason"] == "max_iterations"
+    first, second = answer["iterations"]
+    assert first["query"] == question
+    assert second["query"] == first["draft"] + "\n" + question
+    assert first["draft"] and second["draft"]
+    for iteration in answer["iterations"]:
+        assert 1 <= len(iteration["passages"]) <= 2
+        for passage in iteration["passages"]:
+            assert Path(passage["source"]).parent == notes.resolve()
+            assert passage["text"] and isinstance(passage["passage_id"], int)
+    assert [s["passage_id"] for s in answer["sources"]] == [p["passage_id"] for p in second["passages"]]
+    assert answer["answer"] == second["answer"]
+
+
+@pytest.mark.slow
+def test_ask_readable_output_lists_numbered_sources(notes: Path):
+    result = cli("ask", "Who built the Eiffel Tower?", "--folder", str(notes), "--iterations", "1", check=True)
+    assert "[1] " in result.stdout
+    assert "Iteration 1" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "make_args, message",
+    [
+        (lambda tmp: ["--folder", str(tmp / "missing")], "folder not found"),
+        (lambda tmp: ["--folder", str(tmp / "file.txt")], "not a folder"),
+        (lambda tmp: ["--folder", str(tmp / "empty")], "no readable documents"),
+        (lambda tmp: ["--folder", str(tmp / "notes"), "--llm", str(tmp / "nope.gguf")], "nope.gguf"),
+        (lambda tmp: ["--folder", str(tmp / "notes"), "--llm", str(tmp / "file.txt")], "not a GGUF"),
+    ],
+)
+def test_user_errors_end_in_one_clear_line(tmp_path: Path, notes: Path, make_args, message):
+    (tmp_path / "file.txt").write_text("not a model")
+    (tmp_path / "empty").mkdir()
+    result = cli("ask", "a question?", *make_args(tmp_path))
+    assert result.returncode == 2
+    # Progress lines may precede it; the error is the last line, and no traceback.
+    assert message in result.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in result.stderr
+
+
+def test_question_too_long_is_a_clear_error(notes: Path):
+    result = cli("ask", "why " * 5000, "--folder", str(notes))
+    assert result.returncode == 2
+    assert "too long" in result.stderr and "Traceback" not in result.stderr

@@ -1,0 +1,216 @@
+"""Walking a folder, reading every format, splitting into passages."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests import docfolder
+from iterretgen_tui.engine import documents, formats
+from iterretgen_tui.engine.chunking import split
+from iterretgen_tui.engine.documents import FileEntry, SkipFile
+
+
+def chunks_of(path: Path, **kwargs):
+    entry, data = documents.read(FileEntry.of(path, path.stat()))
+    return documents.passages(path, data, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    return docfolder.build(tmp_path_factory.mktemp("docs"))
+
+
+def test_scan_lists_regular_files_and_reports_links(folder):
+    files, skipped = documents.scan(folder)
+    names = {str(f.path.relative_to(folder)) for f in files}
+    assert set(docfolder.GOOD) <= names
+    assert not any(name.startswith(".") or "/." in name for name in names), "hidden files are left out"
+    reasons = {str(Path(s.path).relative_to(folder)): s.reason for s in skipped}
+    assert reasons["loop"] == "symlink loop"
+    assert reasons["dangling"].startswith("dangling symlink to missing-target.txt")
+    assert reasons["nested/up"].startswith("symlink loop")
+    assert reasons["pipe"].startswith("not a regular file")
+    assert [f.path for f in files] == sorted(f.path for f in files)
+
+
+def test_scan_skips_names_that_are_not_utf8(tmp_path):
+    (tmp_path / "fine.txt").write_text("ok")
+    with open(os.path.join(os.fsencode(tmp_path), b"caf\xe9.txt"), "w") as fh:
+        fh.write("latin-1 file name")
+    files, skipped = documents.scan(tmp_path)
+    assert [f.path.name for f in files] == ["fine.txt"]
+    assert [(Path(s.path).name, s.reason) for s in skipped] == [
+        ("caf\ufffd.txt", "the name is not valid UTF-8; rename it to index it")]
+
+
+def test_scan_follows_a_symlinked_folder_once(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "a.txt").write_text("alpha")
+    os.symlink("real", tmp_path / "alias")
+    files, skipped = documents.scan(tmp_path)
+    assert [f.path.name for f in files] == ["a.txt"]
+    assert len(skipped) == 1 and skipped[0].reason.startswith("symlink loop")
+
+
+@pytest.mark.parametrize("name", sorted(docfolder.GOOD))
+def test_every_format_yields_its_text(folder, name):
+    chunks = chunks_of(folder / name)
+    assert any(docfolder.GOOD[name] in c.text for c in chunks)
+    assert all(c.location for c in chunks)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in docfolder.BROKEN if n not in ("loop", "dangling", "nested/up", "pipe")))
+def test_every_broken_file_is_skipped_with_its_reason(folder, name):
+    path = folder / name
+    with pytest.raises(SkipFile) as caught:
+        entry, data = documents.read(FileEntry.of(path, path.stat()), docfolder.SMALL_CAP)
+        documents.passages(path, data)
+    assert caught.value.reason.startswith(docfolder.BROKEN[name])
+
+
+def test_html_keeps_only_visible_text(folder):
+    [chunk] = chunks_of(folder / "page.html")
+    for hidden in ("secret", "hiddenscript", "hiddencomment", "hiddendiv", "Zoo Page"):
+        assert hidden not in chunk.text
+    assert chunk.heading == "Zoo Page › Mammals"
+    assert chunk.location == "lines 3-4"
+
+
+def test_pdf_passages_cite_their_page(folder):
+    chunks = chunks_of(folder / "paper.pdf")
+    assert [(c.location, c.heading) for c in chunks] == [("p. 1", "Desert Study"), ("p. 2", "Desert Study")]
+    assert "dromedary" in chunks[1].text and "dromedary" not in chunks[0].text
+
+
+def test_docx_headings_title_and_tables(folder):
+    chunks = chunks_of(folder / "report.docx")
+    assert [c.heading for c in chunks] == ["Quarterly Report › Revenue", "Quarterly Report › Staff"]
+    assert "kiwis" in chunks[1].text and chunks[1].location.startswith("paragraphs ")
+
+
+def test_markdown_title_headings_and_code_fences(folder):
+    chunks = chunks_of(folder / "notes.md")
+    assert [c.heading for c in chunks] == ["Field Notes › Animals", "Field Notes › Birds"]
+    assert "# not a heading" in chunks[0].text  # a comment in a code block is no heading
+    assert chunks[0].location == "lines 4-11"
+
+
+def test_rst_sections(folder):
+    assert [c.heading for c in chunks_of(folder / "guide.rst")] == ["User Guide", "User Guide › Install"]
+
+
+def test_plain_text_has_no_heading_and_line_ranges(folder):
+    [chunk] = chunks_of(folder / "script.py")
+    assert chunk.heading == "" and chunk.location == "lines 1-2"
+    assert chunk.text == "def echidna():\nreturn 'spiny'"
+
+
+@pytest.mark.parametrize(
+    "data, text",
+    [
+        ("café naïve déjà".encode("latin-1"), "café naïve déjà"),
+        ("“smart” quotes – €5".encode("cp1252"), "“smart” quotes – €5"),
+        ("UTF-16 with BOM".encode("utf-16"), "UTF-16 with BOM"),
+        ("UTF-16 big-endian".encode("utf-16-be").join([b"\xfe\xff", b""]), "UTF-16 big-endian"),
+        ("utf-8 with BOM ✓".encode("utf-8-sig"), "utf-8 with BOM ✓"),
+        ("Привет, как дела? Это тест.".encode("cp1251"), "Привет, как дела? Это тест."),
+    ],
+)
+def test_decodes_legacy_encodings(data, text):
+    assert documents.decode(data) == text
+
+
+def test_binary_is_refused():
+    for data in (b"\x00\x01\x02text", bytes(range(1, 32)) * 100):
+        with pytest.raises(SkipFile, match="binary"):
+            documents.decode(data)
+
+
+def test_passages_have_the_configured_size_and_overlap():
+    text = "\n".join(" ".join(f"w{i * 10 + j}" for j in range(10)) for i in range(25))  # 250 words
+    chunks = split(formats.plain(text), words=100, overlap=20)
+    assert [len(c.text.split()) for c in chunks] == [100, 100, 90]
+    assert chunks[1].text.split()[:20] == chunks[0].text.split()[-20:]
+    assert [c.location for c in chunks] == ["lines 1-10", "lines 9-18", "lines 17-25"]
+    assert len(split(formats.plain(text), words=50, overlap=0)) == 5
+
+
+def test_long_runs_count_as_several_words_and_stay_whole():
+    url = "https://example.org/" + "x" * 200
+    [chunk] = split(formats.plain(f"see {url} now"), words=100, overlap=0)
+    assert chunk.text == f"see {url} now"
+    parts = split(formats.plain("y" * 240), words=5, overlap=0)
+    assert len(parts) == 2 and "".join(p.text for p in parts) == "y" * 240
+
+
+def test_read_refuses_files_over_the_cap_before_reading(tmp_path):
+    path = tmp_path / "big.txt"
+    path.write_text("z" * 5000)
+    with pytest.raises(SkipFile, match=r"too large: 4.9 KiB \(the limit is 1.0 KiB\)"):
+        documents.read(FileEntry.of(path, path.stat()), 1024)
+
+
+def test_a_file_changing_while_read_is_a_transient_skip(tmp_path, monkeypatch):
+    path = tmp_path / "moving.txt"
+    path.write_text("first version")
+    entry = FileEntry.of(path, path.stat())
+    real_fstat = os.fstat
+    calls = []
+
+    def fstat(fd):
+        calls.append(fd)
+        if len(calls) == 2:  # between the two stats of one read, the file grows
+            path.write_text("second, longer version")
+        return real_fstat(fd)
+
+    monkeypatch.setattr(documents.os, "fstat", fstat)
+    with pytest.raises(SkipFile, match="changed while being read") as caught:
+        documents.read(entry)
+    assert caught.value.transient
+
+
+def test_a_vanished_file_is_a_transient_skip(tmp_path):
+    path = tmp_path / "gone.txt"
+    path.write_text("here")
+    entry = FileEntry.of(path, path.stat())
+    path.unlink()
+    with pytest.raises(SkipFile, match="vanished") as caught:
+        documents.read(entry)
+    assert caught.value.transient
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file; the simulated case below covers it")
+def test_an_unreadable_file_is_skipped(tmp_path):
+    path = tmp_path / "locked.txt"
+    path.write_text("secret")
+    path.chmod(0)
+    with pytest.raises(SkipFile, match="permission denied"):
+        documents.read(FileEntry.of(path, path.stat()))
+
+
+def test_an_unreadable_file_is_skipped_simulated(tmp_path, monkeypatch):
+    path = tmp_path / "locked.txt"
+    path.write_text("secret")
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("builtins.open", refuse)
+    with pytest.raises(SkipFile, match="permission denied") as caught:
+        documents.read(FileEntry.of(path, path.stat()))
+    assert not caught.value.transient
+
+
+def test_a_parser_crash_becomes_a_skip(tmp_path, monkeypatch):
+    path = tmp_path / "odd.md"
+    path.write_text("# hello")
+
+    def explode(text):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setitem(documents._MARKUP, ".md", explode)
+    with pytest.raises(SkipFile, match="cannot parse: RecursionError"):
+        chunks_of(path)

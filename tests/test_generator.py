@@ -1,0 +1,57 @@
+"""LlamaGenerator with the real embedded GGUF: chat template, streaming, cancel."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from iterretgen_tui import models
+from iterretgen_tui.engine.embedder import DeviceUnavailable, resolve_device
+from iterretgen_tui.engine.generator import LlamaGenerator, gpu_layers
+from iterretgen_tui.engine.prompts import build_prompt
+
+
+@pytest.fixture(scope="module")
+def generator() -> LlamaGenerator:
+    return LlamaGenerator(models.resolve_llm(models.EMBEDDED_LLM), n_ctx=2048, device="cpu")
+
+
+def test_streams_a_greedy_answer_deterministically(generator):
+    messages = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
+    first = "".join(generator.stream(messages, max_tokens=12, cancel=threading.Event()))
+    second = "".join(generator.stream(messages, max_tokens=12, cancel=threading.Event()))
+    assert first.strip() and first == second
+
+
+def test_cancel_stops_decoding(generator):
+    prompt = build_prompt("Who wrote Hamlet?", [], count_tokens=generator.count_tokens, budget=1500)
+    cancel = threading.Event()
+    pieces = []
+    for piece in generator.stream(prompt.messages, max_tokens=200, cancel=cancel):
+        pieces.append(piece)
+        if len(pieces) == 3:
+            cancel.set()
+    assert len(pieces) == 3
+    # llama.cpp evaluated the prompt and at most a token past the cancel: nothing more was computed.
+    evaluated = generator._llm.n_tokens
+    prompt_tokens = prompt.tokens
+    assert evaluated <= prompt_tokens + 3 + 64  # 64: slack for the chat template's own tokens
+
+
+def test_counts_tokens(generator):
+    assert 0 < generator.count_tokens("Iterative retrieval helps.") < 10
+    assert generator.n_ctx == 2048
+
+
+def test_cuda_request_without_gpu_builds_is_a_clear_error():
+    import llama_cpp
+    import torch
+
+    if not llama_cpp.llama_supports_gpu_offload():
+        with pytest.raises(DeviceUnavailable, match="without GPU support"):
+            gpu_layers("cuda")
+    if not torch.cuda.is_available():
+        with pytest.raises(DeviceUnavailable, match="no usable CUDA"):
+            resolve_device("cuda")
+    assert gpu_layers("cpu") == 0 and resolve_device("cpu") == "cpu"

@@ -1,0 +1,66 @@
+"""Saved conversations: round trip of the loop's answers, listing, export to Markdown."""
+
+from __future__ import annotations
+
+from iterretgen_tui import history, paths
+from iterretgen_tui.engine.events import FinalAnswer, IterationTrace, StopReason
+from iterretgen_tui.engine.passages import Passage
+
+P1 = Passage(7, "Gustave Eiffel was born in Dijon.", "Gustave *Eiffel*", "/docs/g.pdf", "p. 2", 0.8)
+P2 = Passage(9, "The tower is in Paris.", "Tower", "/docs/t.md", "", 0.5)
+
+
+def final(question: str = "Where was Eiffel born?") -> FinalAnswer:
+    traces = (
+        IterationTrace(1, question, (P2,), "It is in Paris. So the answer is Paris.", "Paris", 1.25),
+        IterationTrace(2, "draft\n" + question, (P1, P2), "Born in Dijon. So the answer is Dijon.", "Dijon", 2.5, 300, True),
+    )
+    return FinalAnswer(question, "Dijon", traces[-1].draft, (P1, P2), StopReason.CONVERGED, traces)
+
+
+def test_a_turn_comes_back_exactly_as_it_was_saved():
+    store = history.History()
+    assert store.path == paths.history_db()
+    cid = store.start("Where was Eiffel born?", "/docs")
+    store.add_turn(cid, final())
+    store.add_turn(cid, final("And the tower?"))
+    conversation = store.get(cid)
+    assert conversation.turns == (final(), final("And the tower?"))
+    assert conversation.turns[0].stop_reason is StopReason.CONVERGED
+    store.close()
+
+
+def test_recent_lists_newest_first_with_turn_counts():
+    store = history.History()
+    first = store.start("first", "/a")
+    second = store.start("second", "/b")
+    store.add_turn(second, final())
+    store.add_turn(first, final())  # answering again moves it to the top
+    rows = store.recent()
+    assert [(r.id, r.title, r.turns) for r in rows] == [(first, "first", 1), (second, "second", 1)]
+    store.delete(first)
+    assert [r.id for r in store.recent()] == [second]
+
+
+def test_answer_markdown_numbers_the_sources_with_file_and_location():
+    text = history.answer_markdown(final())
+    assert text.startswith("**Answer:** Dijon\n\nBorn in Dijon. So the answer is Dijon.")
+    assert "1. **[1]** Gustave \\*Eiffel\\* — `/docs/g.pdf (p. 2)`" in text
+    assert "2. **[2]** Tower — `/docs/t.md`" in text
+
+
+def test_an_empty_answer_says_so():
+    empty = FinalAnswer("q", "", "", (), StopReason.CANCELLED, ())
+    assert history.answer_markdown(empty) == "_No answer._"
+
+
+def test_export_writes_every_turn_with_its_stop_reason_and_times(tmp_path):
+    store = history.History()
+    cid = store.start("Where was Eiffel born?", "/docs")
+    store.add_turn(cid, final())
+    path = history.export(store.get(cid), tmp_path / "sub" / "chat.md")
+    text = path.read_text("utf-8")
+    assert text.startswith("# Where was Eiffel born?\n\nDocuments: `/docs`\n")
+    assert "## Where was Eiffel born?" in text
+    assert "`/docs/g.pdf (p. 2)`" in text
+    assert "_converged at iteration 2; iteration 1: 1.2 s → iteration 2: 2.5 s_" in text

@@ -1,0 +1,268 @@
+"""The TUI driven by Pilot, over the real session and loop with fake models."""
+
+from __future__ import annotations
+
+from iterretgen_tui import config
+from iterretgen_tui.engine.events import StopReason
+from iterretgen_tui.models import ModelError
+from iterretgen_tui.ui.conversation import AnswerView
+from iterretgen_tui.ui.iterations import IterationPane
+from iterretgen_tui.ui.screens.passage import PassageScreen
+from iterretgen_tui.ui.screens.settings import SettingsScreen
+from textual.widgets import Input, Markdown, OptionList, Static
+
+from .tui_support import DRAFTS, QUESTION, HeldGenerator, make_app, pilot_test, wait_for
+
+SIZE = (180, 50)
+
+
+def status_text(app) -> str:
+    return str(app.query_one("#status-text", Static).render())
+
+
+def answers(app) -> list[AnswerView]:
+    return list(app.query(AnswerView))
+
+
+def draft_source(app, t: int) -> str:
+    return app.query_one(f"#iteration-{t}", IterationPane).query_one(".draft", Markdown).source
+
+
+async def ask(pilot, question: str = QUESTION) -> None:
+    pilot.app.query_one("#question", Input).value = question
+    await pilot.press("enter")
+
+
+async def ask_and_wait(pilot, question: str = QUESTION) -> None:
+    await ask(pilot, question)
+    await wait_for(pilot, lambda: answered(pilot.app))
+
+
+def answered(app) -> bool:
+    """The current answer is shown in full (the status line changes last)."""
+    done = app.current is not None and app.current.done
+    return done and ("per iteration" in status_text(app) or "failed" in status_text(app))
+
+
+@pilot_test
+async def test_question_streams_each_iteration_then_the_cited_answer(tmp_path):
+    generator = HeldGenerator(DRAFTS, hold_call=2, hold_token=3)
+    app, sessions = make_app(tmp_path, generator=generator)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        assert "5 passages" in status_text(app)
+        await ask(pilot)
+        await wait_for(pilot, generator.held.is_set)
+        await pilot.pause(0.3)  # a few token flushes
+        # Iteration 1 is finished, iteration 2 is streaming its draft word by word.
+        first = app.query_one("#iteration-1", IterationPane)
+        assert first.border_title == "Iteration 1"
+        assert draft_source(app, 1) == DRAFTS[0]
+        assert draft_source(app, 2) == "Gustave Eiffel was"
+        assert answers(app)[-1].source.endswith("Gustave Eiffel was")
+        second = app.query_one("#iteration-2", IterationPane)
+        assert second.border_title == "Iteration 2"
+        assert "So the answer is Paris." in str(second.query_one(".query", Static).render())
+        labels = [str(o.prompt) for o in second.query_one(OptionList).options]
+        assert "docs/france.md (lines 1-3)" in labels[1] and "France" in labels[1]
+
+        generator.release.set()
+        await wait_for(pilot, lambda: answered(app))
+        assert [p.border_title for p in app.query(IterationPane)] == [
+            "Iteration 1",
+            "Iteration 2",
+            "Iteration 3",
+        ]
+        assert draft_source(app, 3) == DRAFTS[2]
+        final = answers(app)[-1]
+        assert final.final.answer == "Dijon"
+        assert "**Answer:** Dijon" in final.source
+        assert "**[1]** Gustave Eiffel — `docs/gustave.pdf (p. 2)`" in final.source
+        assert "**[2]** Eiffel Tower — `docs/eiffel.md (lines 1-4)`" in final.source
+        assert "converged at iteration 3" in status_text(app)
+        assert "per iteration:" in status_text(app)
+        assert sessions[0].asked == [
+            (QUESTION, {"iterations": 3, "top_k": 2, "adaptive": True, "keep_passages": False})
+        ]
+
+
+@pilot_test
+async def test_escape_cancels_at_once_and_no_more_tokens_arrive(tmp_path):
+    generator = HeldGenerator(DRAFTS, hold_call=2, hold_token=2)
+    app, _ = make_app(tmp_path, generator=generator)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot)
+        await wait_for(pilot, generator.held.is_set)
+        await pilot.pause(0.2)
+        run = app.current
+        await pilot.press("escape")
+        assert run.cancel.is_set()
+        await wait_for(pilot, lambda: not any(w.is_running for w in app.workers if w.group == "answer"))
+        emitted = generator.tokens_emitted
+        await pilot.pause(0.3)
+        # All of the first draft, the second up to the hold, and nothing after Esc.
+        assert generator.tokens_emitted == emitted == len(DRAFTS[0].split()) + 3
+        assert answers(app)[-1].source.endswith("Gustave Eiffel\n\n_Cancelled._")
+        assert draft_source(app, 2) == "Gustave Eiffel"
+        pane = app.query_one("#iteration-2", IterationPane)
+        assert pane.border_subtitle == "stopped"
+        assert StopReason.CANCELLED.describe(2) in status_text(app)
+        assert app.history.recent() == []  # a cancelled answer is not saved
+
+
+@pilot_test
+async def test_a_new_question_cancels_the_running_one(tmp_path):
+    generator = HeldGenerator(DRAFTS, hold_call=1, hold_token=1)
+    app, sessions = make_app(tmp_path, generator=generator)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot, "first question about Paris?")
+        await wait_for(pilot, generator.held.is_set)
+        first = app.current
+        await ask(pilot)
+        assert first.cancel.is_set()
+        await wait_for(pilot, lambda: answered(app))
+        views = answers(app)
+        assert views[0].source.endswith("_Cancelled._")
+        assert views[1].final is not None and views[1].final.question == QUESTION
+        assert [q for q, _ in sessions[0].asked] == ["first question about Paris?", QUESTION]
+        assert [c.title for c in app.history.recent()] == [QUESTION]
+
+
+@pilot_test
+async def test_a_question_asked_while_loading_waits_and_says_so(tmp_path):
+    import threading
+
+    loaded = threading.Event()
+    app, _ = make_app(tmp_path, loaded=loaded)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "loading LLM" in status_text(app))
+        await ask(pilot)
+        await pilot.pause(0.2)
+        assert "Waiting for the models" in answers(app)[-1].source
+        assert not app.query(IterationPane)
+        loaded.set()
+        await wait_for(pilot, lambda: answered(app))
+        assert answers(app)[-1].final.answer == "Dijon"
+
+
+@pilot_test
+async def test_a_missing_model_is_a_notification_not_a_crash(tmp_path):
+    app, _ = make_app(tmp_path, load_error=ModelError("model file not found: /nowhere/x.gguf"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        await pilot.pause(0.1)
+        assert "cannot answer: model file not found" in status_text(app)
+        assert any("model file not found" in n.message for n in app._notifications)
+        await ask_and_wait(pilot)
+        assert "**Could not answer:** cannot answer: model file not found" in answers(app)[-1].source
+        assert app.is_running
+
+
+@pilot_test
+async def test_an_empty_folder_says_there_is_nothing_to_read(tmp_path):
+    app, _ = make_app(tmp_path, corpus=[])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        await pilot.pause(0.1)
+        assert "no readable documents" in status_text(app)
+
+
+@pilot_test
+async def test_settings_are_saved_and_used_for_the_next_question(tmp_path):
+    app, sessions = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        await pilot.press("f2")
+        assert isinstance(app.screen, SettingsScreen)
+        app.screen.query_one("#iterations", Input).value = "2"
+        await pilot.click("#adaptive")
+        await pilot.press("ctrl+s")
+        assert not isinstance(app.screen, SettingsScreen)
+        stored = config.load()
+        assert (stored.iterations, stored.adaptive) == (2, False)
+        await ask_and_wait(pilot)
+        assert sessions[0].asked[-1][1]["iterations"] == 2
+        assert [p.border_title for p in app.query(IterationPane)] == ["Iteration 1", "Iteration 2"]
+        assert "reached the maximum (2 iterations)" in status_text(app)
+
+
+@pilot_test
+async def test_invalid_settings_are_refused_with_a_message(tmp_path):
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f2")
+        app.screen.query_one("#top_k", Input).value = "0"
+        await pilot.press("ctrl+s")
+        assert isinstance(app.screen, SettingsScreen)
+        assert any("top_k must be at least 1" in n.message for n in app._notifications)
+        assert not config.paths.config_file().exists()
+
+
+@pilot_test
+async def test_palette_commands_change_settings(tmp_path):
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SIZE):
+        titles = {c.title: c for c in app.get_system_commands(app.screen)}
+        assert {"Settings", "History", "Export conversation", "Maximum iterations: 4"} <= set(titles)
+        titles["Adaptive stop: turn off"].callback()
+        titles["Maximum iterations: 4"].callback()
+        assert (app.settings.adaptive, app.settings.iterations) == (False, 4)
+        assert (config.load().adaptive, config.load().iterations) == (False, 4)
+
+
+@pilot_test
+async def test_history_reopens_a_conversation_with_its_iterations(tmp_path):
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask_and_wait(pilot)
+        await pilot.press("ctrl+n")
+        assert not answers(app) and not app.query(IterationPane)
+        await pilot.press("f3")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(app.query(IterationPane)) == 3)
+        (view,) = answers(app)
+        assert view.final.question == QUESTION
+        assert "**Answer:** Dijon" in view.source
+        assert draft_source(app, 2) == DRAFTS[1]
+        assert app.conversation_id == app.history.recent()[0].id
+
+
+@pilot_test
+async def test_export_writes_the_conversation_with_sources(tmp_path):
+    app, _ = make_app(tmp_path)
+    target = tmp_path / "out" / "chat.md"
+    async with app.run_test(size=SIZE) as pilot:
+        await ask_and_wait(pilot)
+        await pilot.press("f4")
+        app.screen.query_one("#export-path", Input).value = str(target)
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+    text = target.read_text("utf-8")
+    assert f"## {QUESTION}" in text
+    assert "`docs/gustave.pdf (p. 2)`" in text
+    assert "converged at iteration 3" in text
+
+
+@pilot_test
+async def test_selecting_a_passage_opens_it_whole(tmp_path):
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask_and_wait(pilot)
+        options = app.query_one("#iteration-1", IterationPane).query_one(OptionList)
+        options.focus()
+        options.highlighted = 1
+        await pilot.press("enter")
+        assert isinstance(app.screen, PassageScreen)
+        assert app.screen.passage.text == "Gustave Eiffel was born in Dijon in 1832."
+        await pilot.press("escape")
+        assert not isinstance(app.screen, PassageScreen)
+
+
+@pilot_test
+async def test_help_opens_on_f1(tmp_path):
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f1")
+        assert type(app.screen).__name__ == "HelpScreen"
+        await pilot.press("escape")
+        assert type(app.screen).__name__ == "Screen"

@@ -1,0 +1,50 @@
+"""The feed between the answer worker and the UI: order kept, tokens joined, cancel honoured."""
+
+from __future__ import annotations
+
+import threading
+
+from iterretgen_tui.engine.events import IterationStarted, QueryFormed, Token
+from iterretgen_tui.ui.driver import Chunk, Feed, pump
+
+
+def test_consecutive_tokens_of_one_iteration_become_one_chunk_in_order():
+    feed = Feed()
+    for item in [IterationStarted(1, 2), Token(1, "a"), Token(1, "b"), IterationStarted(2, 2), Token(2, "c")]:
+        feed.put(5, item)
+    feed.put(6, Token(2, "d"))  # another run never merges with this one
+    assert feed.take() == [
+        (5, IterationStarted(1, 2)),
+        (5, Chunk(1, "ab")),
+        (5, IterationStarted(2, 2)),
+        (5, Chunk(2, "c")),
+        (6, Chunk(2, "d")),
+    ]
+    assert not feed and feed.take() == []
+
+
+def test_pump_wakes_the_ui_for_events_but_not_for_each_token():
+    feed, wakes = Feed(), []
+    events = [IterationStarted(1, 1), Token(1, "x"), Token(1, "y"), QueryFormed(1, "q")]
+    pump(iter(events), run=1, feed=feed, wake=lambda: wakes.append(1), cancel=threading.Event())
+    assert len(wakes) == 2
+    assert [item for _, item in feed.take()] == [IterationStarted(1, 1), Chunk(1, "xy"), QueryFormed(1, "q")]
+
+
+def test_pump_stops_at_cancel_and_closes_the_generator():
+    cancel = threading.Event()
+    closed = []
+
+    def events():
+        try:
+            yield Token(1, "a")
+            cancel.set()
+            yield Token(1, "b")
+            yield Token(1, "never")
+        finally:
+            closed.append(True)
+
+    feed = Feed()
+    pump(events(), run=1, feed=feed, wake=lambda: None, cancel=cancel)
+    assert [item for _, item in feed.take()] == [Chunk(1, "a")]
+    assert closed == [True]

@@ -1,0 +1,137 @@
+"""A session for the TUI tests: the real Session and Iter-RetGen loop, with fake models
+(hashed-word retrieval, scripted replies) and an in-memory corpus."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+from pathlib import Path
+from typing import Callable
+
+from iterretgen_tui.config import Settings
+from iterretgen_tui.engine.indexer import IndexProgress, IndexReport
+from iterretgen_tui.engine.passages import Passage
+from iterretgen_tui.engine.retriever import Retriever
+from iterretgen_tui.session import Session
+from iterretgen_tui.ui.app import ChatApp
+
+from .fakes import HashEmbedder, ListIndex, ScriptedGenerator
+
+CORPUS = [
+    Passage(1, "The Eiffel Tower stands in Paris and was built by Gustave Eiffel.", "Eiffel Tower", "docs/eiffel.md", "lines 1-4"),
+    Passage(2, "Gustave Eiffel was born in Dijon in 1832.", "Gustave Eiffel", "docs/gustave.pdf", "p. 2"),
+    Passage(3, "Dijon is famous for its mustard.", "Dijon", "docs/dijon.txt", "lines 8-9"),
+    Passage(4, "Paris is the capital of France.", "France", "docs/france.md", "lines 1-3"),
+    Passage(5, "Bananas are yellow fruit.", "Bananas", "docs/bananas.md", "lines 1-2"),
+]
+QUESTION = "Where was the builder of the Eiffel Tower born?"
+DRAFTS = [
+    "The Eiffel Tower was built by Gustave Eiffel. So the answer is Paris.",
+    "Gustave Eiffel was born in Dijon in 1832. So the answer is Dijon.",
+    "Gustave Eiffel was born in Dijon. So the answer is Dijon.",
+]
+
+
+class MemoryIndex(ListIndex):
+    def __len__(self) -> int:
+        return len(self.passages)
+
+
+class HeldGenerator(ScriptedGenerator):
+    """Scripted replies; call number ``hold_call`` pauses before token ``hold_token``
+    until ``release`` is set (or the answer is cancelled)."""
+
+    def __init__(self, replies, *, hold_call: int = 0, hold_token: int = 0, **kwargs) -> None:
+        super().__init__(replies, **kwargs)
+        self.hold_call, self.hold_token = hold_call, hold_token
+        self.held = threading.Event()
+        self.release = threading.Event()
+        self.name = "scripted-llm"
+        self.device = "cpu"
+
+    def stream(self, messages, *, max_tokens, cancel):
+        for i, piece in enumerate(super().stream(messages, max_tokens=max_tokens, cancel=cancel)):
+            if len(self.prompts) == self.hold_call and i == self.hold_token:
+                self.held.set()
+                while not (self.release.wait(0.02) or cancel.is_set()):
+                    pass
+                if cancel.is_set():
+                    return
+            yield piece
+
+
+class FakeSession(Session):
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        generator: HeldGenerator | None = None,
+        corpus: list[Passage] = CORPUS,
+        loaded: threading.Event | None = None,
+        load_error: Exception | None = None,
+    ) -> None:
+        super().__init__(settings)
+        self.fake_generator = generator or HeldGenerator(DRAFTS)
+        self.corpus = corpus
+        self.loaded = loaded
+        self.load_error = load_error
+        self.asked: list[tuple[str, dict]] = []
+
+    def load_models(self, status: Callable[[str], None] = lambda text: None) -> None:
+        status("loading LLM scripted-llm")
+        if self.loaded is not None:
+            self.loaded.wait(10)
+        if self.load_error is not None:
+            raise self.load_error
+        self.embedder = HashEmbedder()
+        self.embedder.name = "hash-embedder"
+        self.generator = self.fake_generator
+
+    def open_folder(self, folder: Path, *, progress=None, cancel=None):
+        if progress is not None:
+            progress(IndexProgress(1, 2, 3, 10.0, 0.2, "docs/eiffel.md"))
+        self.folder = Path(folder)
+        self.index = MemoryIndex(self.embedder, self.corpus)
+        self.retriever = Retriever(self.embedder, self.index)
+        return IndexReport(indexed=len(self.corpus), passages=len(self.corpus))
+
+    def ask(self, question, *, cancel, **overrides):
+        self.asked.append((question, overrides))
+        return super().ask(question, cancel=cancel, **overrides)
+
+
+def make_app(
+    tmp_path: Path, settings: Settings | None = None, *, folder: Path | None = None, **session_kwargs
+) -> tuple[ChatApp, list[FakeSession]]:
+    """The app over a folder (the fake session reads none); the list receives the
+    session once the app builds it."""
+    sessions: list[FakeSession] = []
+
+    def factory(settings: Settings) -> FakeSession:
+        sessions.append(FakeSession(settings, **session_kwargs))
+        return sessions[-1]
+
+    folder = folder or tmp_path / "docs"
+    settings = settings or Settings(llm="scripted-llm", embedder="hash-embedder", device="cpu", iterations=3, top_k=2)
+    return ChatApp(settings, folder, factory), sessions
+
+
+async def wait_for(pilot, condition: Callable[[], object], timeout: float = 10.0) -> None:
+    """Let the app run until ``condition()`` holds; fail the test after ``timeout``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {condition}")
+        await pilot.pause(0.02)
+
+
+def pilot_test(test):
+    """Run an async test in its own event loop (no pytest async plugin needed)."""
+
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        return asyncio.run(test(*args, **kwargs))
+
+    return run
