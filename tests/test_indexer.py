@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from iterretgen_tui import cli
+from iterretgen_tui import cli, paths
 from iterretgen_tui.engine import indexer
-from iterretgen_tui.engine.index import IndexLockedError
+from iterretgen_tui.engine.index import IndexLockedError, PassageIndex
 from iterretgen_tui.engine.indexer import needs_sync, open_folder_index, sync_corpus, sync_folder, watch_folder
 
 from . import docfolder
@@ -256,9 +256,6 @@ def test_cancel_keeps_the_committed_batches_and_a_rerun_finishes(tmp_path, emb, 
 
 
 def test_sync_corpus_is_one_passage_per_document_and_cached(emb):
-    from iterretgen_tui import paths
-    from iterretgen_tui.engine.index import PassageIndex
-
     docs = [("d1", "Paris", "Paris is the capital of France."), ("d2", "Rome", "Rome is in Italy."),
             ("d3", "Empty", "  "), ("d1", "Dup", "a duplicate id")]
     index = PassageIndex.open(paths.data_dir() / "corpus", embedder_identity=emb.identity, dim=emb.dim)
@@ -348,7 +345,7 @@ CHILD = textwrap.dedent(
     embedder = Slow()
     index = open_folder_index(folder, embedder)
     if os.environ.get("CLI"):
-        from iterretgen_tui import cli
+        from iterretgen_tui import cli, paths
         from iterretgen_tui.session import Session
 
         def load_embedder(self, status=None):
@@ -412,8 +409,6 @@ def test_a_killed_run_leaves_a_consistent_index_that_resumes(tmp_path, crash):
     assert embedded(emb) == 72 - committed, "only uncommitted work is embedded again"
     consistency(index.directory, index)
     fresh = HashEmbedder()
-    from iterretgen_tui.engine.index import PassageIndex
-
     clean = PassageIndex.open(tmp_path / "clean", embedder_identity=fresh.identity, dim=fresh.dim)
     sync_folder(folder, clean, fresh)
     assert all_passages(index) == all_passages(clean)
@@ -421,14 +416,16 @@ def test_a_killed_run_leaves_a_consistent_index_that_resumes(tmp_path, crash):
 
 def test_ctrl_c_stops_the_cli_cleanly_and_a_rerun_resumes(tmp_path):
     folder = corpus_folder(tmp_path)
+    emb = HashEmbedder()
+    index = open_folder_index(folder, emb)
     child = spawn(tmp_path, folder, CLI=" ")
     assert child.stdout.readline().strip() == "started"
-    time.sleep(0.6)
+    deadline = time.monotonic() + 30
+    while index.file_count() == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)  # interrupt once a batch is committed
     child.send_signal(signal.SIGINT)
     out, _ = child.communicate(timeout=30)
     assert child.returncode == 130 and out.startswith("stopped early: ")
-    emb = HashEmbedder()
-    index = open_folder_index(folder, emb)
     consistency(index.directory, index)
     committed = len(index)
     assert 0 < committed < 72

@@ -159,3 +159,17 @@ def test_events_are_immutable():
     event = events_of(gen, iterations=1)[-1]
     with pytest.raises(Exception):
         event.answer = "changed"
+
+
+def test_generation_stops_once_the_answer_is_stated():
+    gen = ScriptedGenerator(["Eiffel was born in Dijon. So the answer is Dijon. And then rambling on and on"])
+    events = events_of(gen, iterations=1)
+    assert events[-1].draft == "Eiffel was born in Dijon. So the answer is Dijon."
+    assert gen.tokens_emitted == len(events[-1].draft.split())
+
+
+def test_stop_names_the_iteration_that_found_nothing_new():
+    gen = ScriptedGenerator(["So the answer is Paris.", "So the answer is Lyon."])
+    events = events_of(gen, iterations=3, adaptive=True, top_k=5)
+    stopped = next(e for e in events if isinstance(e, Stopped))
+    assert stopped.t == 2 and stopped.reason.describe(stopped.t) == "no new passages at iteration 2"

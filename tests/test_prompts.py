@@ -31,3 +31,21 @@ def test_normalisation_and_f1():
     assert token_f1("the Danube river", "Danube") == 2 * (1 / 2 * 1) / (1 / 2 + 1)
     assert token_f1("", "") == 1.0
     assert token_f1("Paris", "") == 0.0
+
+
+def test_bare_the_answer_is_line_and_next_line():
+    assert extract_answer("Reasoning here.\nThe answer is:\n\nThe Danube.\n") == "The Danube"
+    assert extract_answer("I think the answer is hidden. He was born in Dijon.") == "He was born in Dijon"
+
+
+def test_answer_complete_only_once_the_answer_is_stated():
+    from iterretgen_tui.engine.prompts import answer_complete
+
+    assert not answer_complete("Eiffel built it. So the answer")
+    assert not answer_complete("Eiffel built it. So the answer is Dij")
+    assert answer_complete("Eiffel built it. So the answer is Dijon.")
+    assert answer_complete("So the answer is Dijon\n")
+    assert not answer_complete("The answer is:\n\n")
+    assert answer_complete("The answer is:\n\nDijon.")
+    assert not answer_complete("So the answer is 3.5")
+    assert not answer_complete("Finding the answer is hard. Next")

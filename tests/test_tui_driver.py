@@ -1,11 +1,14 @@
-"""The feed between the answer worker and the UI: order kept, tokens joined, cancel honoured."""
+"""The feed between the answer worker and the UI (order kept, tokens joined, cancel
+honoured), and waiting on a call that cannot be interrupted."""
 
 from __future__ import annotations
 
 import threading
 
+import pytest
+
 from iterretgen_tui.engine.events import IterationStarted, QueryFormed, Token
-from iterretgen_tui.ui.driver import Chunk, Feed, pump
+from iterretgen_tui.ui.driver import Abandoned, Chunk, Feed, abandonable, pump
 
 
 def test_consecutive_tokens_of_one_iteration_become_one_chunk_in_order():
@@ -48,3 +51,22 @@ def test_pump_stops_at_cancel_and_closes_the_generator():
     pump(events(), run=1, feed=feed, wake=lambda: None, cancel=cancel)
     assert [item for _, item in feed.take()] == [Chunk(1, "a")]
     assert closed == [True]
+
+
+def test_abandonable_returns_the_value_or_raises_the_error():
+    stop = threading.Event()
+    assert abandonable(lambda: 42, stop) == 42
+
+    def broken():
+        raise ValueError("bad model")
+
+    with pytest.raises(ValueError, match="bad model"):
+        abandonable(broken, stop)
+
+
+def test_abandonable_gives_up_waiting_when_stopped():
+    release, stop = threading.Event(), threading.Event()
+    stop.set()
+    with pytest.raises(Abandoned):
+        abandonable(lambda: release.wait(5), stop)
+    release.set()

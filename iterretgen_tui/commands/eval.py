@@ -21,13 +21,13 @@ from ..cli import UserError, add_model_flags, settings_from
 def add_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", type=Path, metavar="DATASET_DIR",
                         help="folder with corpus.jsonl, queries.jsonl, qrels.tsv")
-    parser.add_argument("--iterations", default="1,2,3", type=_iterations,
+    parser.add_argument("--iterations", default="1,2,3", type=_iterations, metavar="1,2,3",
                         help="iterations to score, e.g. 1,2,3 (one run to the largest scores all)")
-    parser.add_argument("--limit", type=int, help="only the first N questions")
-    parser.add_argument("--top-k", type=int, dest="top_k", help="passages per retrieval")
+    parser.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
+    parser.add_argument("--top-k", type=int, dest="top_k", metavar="K", help="passages per retrieval")
     parser.add_argument("--judge", action="store_true", help="also score Acc† with an LLM judge")
-    parser.add_argument("--judge-llm", help="the judge's GGUF model (default: the chat model)")
-    parser.add_argument("--out", type=Path, help="results JSON; records (.jsonl) and plot (.png) beside it")
+    parser.add_argument("--judge-llm", metavar="PATH", help="the judge's GGUF model (default: the chat model)")
+    parser.add_argument("--out", type=Path, metavar="FILE", help="results JSON; records (.jsonl) and plot (.png) beside it")
     parser.add_argument("--draft-source", choices=["model", "gold"], default="model",
                         help="gold: form the next query from the gold answer (retrieval ceiling)")
     parser.add_argument("--no-adaptive", action="store_true",

@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     session.load_embedder()  # built as `ask` and the TUI build it: the same index is found
     embedder = session.embedder
     cancel = threading.Event()
+    say = (lambda message: None) if args.json else (lambda message: print(message, file=sys.stderr))
     progress = None if args.json else ProgressLine(sys.stderr)
     options = dict(
         words=settings.passage_words,
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         cancel=cancel,
         progress=progress,
         lock_timeout=0 if args.no_wait else None,
-        on_wait=lambda message: print(f"{message} (Ctrl-C to stop)", file=sys.stderr),
+        on_wait=lambda message: say(f"{message} (Ctrl-C to stop)"),
     )
 
     def show(report: IndexReport) -> None:
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             report = sync_folder(folder, index, embedder, **options)
             show(report)
             if args.watch and not report.cancelled:
-                print(f"watching {folder} for changes (Ctrl-C to stop)", file=sys.stderr)
+                say(f"watching {folder} for changes (Ctrl-C to stop)")
                 watch_folder(folder, index, embedder, on_report=show, **options)
                 return 0
     except (IndexLockedError, IndexMismatchError) as exc:

@@ -207,7 +207,7 @@ def _legacy(data: bytes) -> str:
         western = data.decode("cp1252")
     except UnicodeDecodeError:  # five bytes cp1252 leaves undefined
         western = ""
-    if western and _looks_western(western):
+    if western and _looks_western(western[: 8 * _SNIFF_CHARS]):
         return western
     best = charset_normalizer.from_bytes(data).best()
     if best is None:

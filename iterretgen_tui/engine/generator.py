@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Iterator, Protocol, Sequence
+from typing import Generator as Stream, Protocol, Sequence
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": ...}
 
@@ -19,7 +19,7 @@ class Generator(Protocol):
 
     def stream(
         self, messages: Sequence[Message], *, max_tokens: int, cancel: threading.Event
-    ) -> Iterator[str]: ...
+    ) -> Stream[str, None, None]: ...
 
 
 def gpu_layers(device: str) -> int:
@@ -82,7 +82,7 @@ class LlamaGenerator:
 
     def stream(
         self, messages: Sequence[Message], *, max_tokens: int, cancel: threading.Event
-    ) -> Iterator[str]:
+    ) -> Stream[str, None, None]:
         with self._lock:
             chunks = self._llm.create_chat_completion(
                 messages=list(messages),

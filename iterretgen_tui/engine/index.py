@@ -160,7 +160,9 @@ class PassageIndex:
         return [rows[i] for i in ids if i in rows]
 
     def __len__(self) -> int:
-        return int(self._vectors.ntotal)
+        with self._mutex:
+            self._refresh()
+            return int(self._vectors.ntotal)
 
     def file_count(self) -> int:
         """Files (or dataset documents) with passages in the index."""

@@ -29,7 +29,7 @@ from .events import (
 )
 from .generator import Generator
 from .passages import Passage
-from .prompts import build_prompt, extract_answer
+from .prompts import answer_complete, build_prompt, extract_answer
 
 CONVERGENCE_F1 = 0.8  # token-F1 between consecutive answers that counts as "the same"
 
@@ -84,6 +84,7 @@ def run(
     budget = generator.n_ctx - max_tokens
     traces: list[IterationTrace] = []
     reason = StopReason.MAX_ITERATIONS
+    t = 1  # the iteration being worked on when the loop stops
     for t in range(1, iterations + 1):
         if cancel.is_set():
             reason = StopReason.CANCELLED
@@ -108,9 +109,15 @@ def run(
         if prompt.dropped or prompt.truncated:
             yield ContextTrimmed(t, len(prompt.passages), prompt.dropped, prompt.truncated)
         pieces: list[str] = []
-        for piece in generator.stream(prompt.messages, max_tokens=max_tokens, cancel=cancel):
-            pieces.append(piece)
-            yield Token(t, piece)
+        stream = generator.stream(prompt.messages, max_tokens=max_tokens, cancel=cancel)
+        try:
+            for piece in stream:
+                pieces.append(piece)
+                yield Token(t, piece)
+                if answer_complete("".join(pieces)):
+                    break  # the answer is stated: whatever follows would be discarded
+        finally:
+            stream.close()  # stops decoding at once
         if cancel.is_set():
             reason = StopReason.CANCELLED
             break
@@ -131,7 +138,7 @@ def run(
             reason = StopReason.CONVERGED
             break
     last = traces[-1] if traces else None
-    yield Stopped(len(traces) if reason != StopReason.CANCELLED else len(traces) + 1, reason)
+    yield Stopped(t, reason)
     yield FinalAnswer(
         question=question,
         answer=last.answer if last else "",

@@ -70,7 +70,7 @@ Ground-truth Answer
 
 Does the Prediction imply the Ground-truth Answer? Output Yes or No:"""
 
-_VERDICT = re.compile(r"\W*(yes|no)\b\W*", re.IGNORECASE)
+_VERDICT = re.compile(r"[\W_]*(yes|no)\b", re.IGNORECASE)
 
 
 def judge_messages(question: str, prediction: str, answer: str) -> list[dict[str, str]]:
@@ -79,7 +79,8 @@ def judge_messages(question: str, prediction: str, answer: str) -> list[dict[str
 
 
 def parse_judge(reply: str) -> bool | None:
-    """Strict: the reply must be exactly Yes or No (case, surrounding punctuation and
-    whitespace aside); anything else is no verdict, which never counts as correct."""
-    match = _VERDICT.fullmatch(reply.strip())
+    """Strict: the reply must open with the word Yes or No (case and leading punctuation
+    aside; small models go on with "No, the Prediction ..."). A verdict found anywhere
+    else is no verdict, which never counts as correct."""
+    match = _VERDICT.match(reply)
     return match.group(1).lower() == "yes" if match else None

@@ -152,16 +152,40 @@ def _cut_to_fit(passage: Passage, room: int, count_tokens: Callable[[str], int])
     return knowledge_line(passage.title, " ".join(words[:lo]) + " ...") if lo else ""
 
 
-_ANSWER = re.compile(r"so the (?:final )?answer is\s*:?\s*", re.IGNORECASE)
+# "So the answer is X." as the demos end; small models also open a line with "The answer is:".
+_ANSWER = re.compile(
+    r"(?:\bso the (?:final )?answer is|^\W*the (?:final )?answer is)\s*:?\s*",
+    re.IGNORECASE | re.MULTILINE,
+)
+_SENTENCE_END = re.compile(r"(?<=[^\s.A-Z])\.(?:\s|$)")
+
+
+def _answer_text(output: str) -> str | None:
+    """What follows the last "(So) the answer is", up to the end of its line or sentence;
+    a bare "The answer is:" takes the next non-empty line."""
+    matches = list(_ANSWER.finditer(output))
+    if not matches:
+        return None
+    rest = output[matches[-1].end():]
+    lines = [line for line in rest.split("\n") if line.strip()]
+    return _SENTENCE_END.split(lines[0])[0] if lines else ""
 
 
 def extract_answer(output: str) -> str:
     """The X of the last "So the answer is X."; else the output's last sentence."""
-    matches = list(_ANSWER.finditer(output))
-    if matches:
-        answer = output[matches[-1].end():].split("\n")[0]
-        answer = re.split(r"(?<=[^\s.A-Z])\.(?:\s|$)", answer)[0]
-    else:
+    answer = _answer_text(output)
+    if answer is None:
         sentences = [s for s in re.split(r"(?<=[.!?])\s+", output.strip()) if s.strip()]
         answer = sentences[-1] if sentences else ""
     return answer.strip().strip("*\"'` ").rstrip(".").strip()
+
+
+def answer_complete(output: str) -> bool:
+    """True once the output has stated its answer in full: generation can stop there
+    (small models otherwise ramble or repeat themselves up to the token limit)."""
+    matches = list(_ANSWER.finditer(output))
+    if not matches:
+        return False
+    rest = output[matches[-1].end():].lstrip()
+    line, newline, _ = rest.partition("\n")
+    return bool(line.strip()) and (bool(newline) or _SENTENCE_END.search(line) is not None)

@@ -41,7 +41,7 @@ from ..engine.events import (
 )
 from ..history import History
 from .conversation import AnswerView, ChatLog
-from .driver import FLUSH_SECONDS, Chunk, Failed, Feed, Item, SessionLike, pump
+from .driver import FLUSH_SECONDS, Abandoned, Chunk, Failed, Feed, Item, SessionLike, abandonable, pump
 from .iterations import IterationPane, IterationPanes
 from .messages import Activity, FeedReady, IndexProgressed, Prepared
 from .screens.export import ExportScreen
@@ -154,7 +154,7 @@ class ChatApp(App):
         post = self.post_message
         try:
             session = self.session_factory(self.settings)
-            session.load_models(status=lambda text: post(Activity(text)))
+            abandonable(lambda: session.load_models(status=lambda text: post(Activity(text))), self.shutdown)
             post(Activity(f"checking the index of {self.folder}"))
             report = session.open_folder(
                 self.folder, progress=lambda p: post(IndexProgressed(p)), cancel=self.shutdown
@@ -162,6 +162,8 @@ class ChatApp(App):
             self.session = session
             skipped = tuple(f"{skip.path}: {skip.reason}" for skip in report.skipped)
             post(Prepared(session.info(), skipped=skipped))
+        except Abandoned:
+            pass
         except Exception as exc:  # shown in the app; the log keeps the traceback
             log.exception("preparing failed")
             post(Prepared({}, error=describe(exc)))

@@ -12,11 +12,12 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, NamedTuple, Protocol, Union
+from typing import Callable, Iterator, NamedTuple, Protocol, TypeVar, Union
 
 from ..engine.events import Event, Token
 
 FLUSH_SECONDS = 0.1
+T = TypeVar("T")
 
 
 class SessionLike(Protocol):
@@ -92,3 +93,33 @@ def pump(
         close = getattr(events, "close", None)
         if close is not None:
             close()
+
+
+class Abandoned(Exception):
+    """The app quit while an uninterruptible call was still running."""
+
+
+def abandonable(call: Callable[[], T], stop: threading.Event) -> T:
+    """Run ``call`` in a daemon thread and wait for it, unless ``stop`` is set first.
+
+    Loading models (importing torch, reading weights) cannot be interrupted; a worker
+    blocked in it would hold the app's exit (asyncio joins its worker threads) for many
+    seconds. A daemon thread is left behind instead and ends with the process."""
+    outcome: dict[str, object] = {}
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # handed to the waiting thread
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name="abandonable", daemon=True).start()
+    while not done.wait(0.1):
+        if stop.is_set():
+            raise Abandoned
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]  # type: ignore[return-value]

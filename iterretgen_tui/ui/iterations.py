@@ -53,7 +53,7 @@ class IterationPane(Vertical):
         options = self.query_one(".passages", OptionList)
         options.clear_options()
         options.add_options(
-            Option(passage_label(n, p), id=str(n - 1)) for n, p in enumerate(passages[:1], 1)
+            Option(passage_label(n, p), id=str(n - 1)) for n, p in enumerate(passages, 1)
         )
 
     def note(self, text: str) -> None:

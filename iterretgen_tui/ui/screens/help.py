@@ -29,7 +29,7 @@ Sources are numbered **[1]**, **[2]**, ... with their file and page or lines.
 | F1 | this help |
 | F2 | settings (iterations, top-k, adaptive stop, models) |
 | F3 | history: reopen an earlier conversation |
-| Ctrl+E | export the conversation to a Markdown file |
+| F4 | export the conversation to a Markdown file |
 | Ctrl+N | new conversation |
 | Ctrl+P | command palette |
 | Tab | move between the question, the answer and the passages |
