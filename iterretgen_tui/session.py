@@ -56,8 +56,16 @@ class Session:
             name=settings.embedder,
         )
 
-    def open_folder(self, folder: Path, *, progress=None, cancel: threading.Event | None = None):
-        """Index ``folder`` (incrementally) and make it the one questions are answered from."""
+    def open_folder(
+        self,
+        folder: Path,
+        *,
+        progress=None,
+        cancel: threading.Event | None = None,
+        on_wait: Callable[[str], None] | None = None,
+    ):
+        """Index ``folder`` (incrementally) and make it the one questions are answered from.
+        ``on_wait`` hears once if another process is writing the index and we wait for it."""
         from .engine.indexer import open_folder_index, sync_folder
         from .engine.retriever import Retriever
 
@@ -73,6 +81,7 @@ class Session:
             overlap=self.settings.passage_overlap,
             cancel=cancel,
             progress=progress,
+            on_wait=on_wait,
         )
         if self.index is not None and self.index is not index:
             self.index.close()

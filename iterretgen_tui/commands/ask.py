@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     session = Session(settings)
     session.load_models(status=say)
-    session.open_folder(folder)
+    session.open_folder(folder, on_wait=lambda message: print(message, file=sys.stderr))
     if not session.info()["passages"]:
         raise UserError(f"no readable documents in {folder}")
     final = None

@@ -83,7 +83,10 @@ class SentenceEmbedder(Embedder):
         name: str | None = None,
     ) -> None:
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
 
+        # Loading from a local folder needs no progress bar; it would pollute stderr and --json runs.
+        transformers_logging.disable_progress_bar()
         self.path = Path(path)
         if not self.path.is_dir():
             raise FileNotFoundError(f"embedder folder not found: {self.path}")
