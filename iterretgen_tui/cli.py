@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _guarded(action) -> int:
-    from .engine.embedder import DeviceUnavailable
+    from .engine.errors import DeviceUnavailable
     from .models import ModelError
 
     try:

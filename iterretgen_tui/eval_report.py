@@ -17,8 +17,9 @@ def _cell(value) -> str:
 
 
 def format_table(summary: dict, *, draft_source: str = "model") -> str:
-    lines = [f"{summary['dataset']}  n={summary['n']}  draft source: {draft_source}"]
+    lines = [f"{summary['dataset']}  n={summary['n']}"]
     if summary["iterations"]:
+        lines[0] += f"  draft source: {draft_source}"
         lines.append("T".ljust(10) + "".join(h.rjust(9) for _, h in COLUMNS))
         for row in summary["iterations"]:
             lines.append(str(row["t"]).ljust(10) + "".join(_cell(row[k]).rjust(9) for k, _ in COLUMNS))

@@ -7,6 +7,7 @@ Not a UI module: the TUI and scripts both use it. A turn is stored as the loop's
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import time
 from dataclasses import asdict, dataclass
@@ -67,6 +68,7 @@ def final_from_json(text: str) -> FinalAnswer:
             IterationTrace(**{**trace, "passages": _passages(trace["passages"])})
             for trace in data["iterations"]
         ),
+        stopped_at=data["stopped_at"],
     )
 
 
@@ -77,8 +79,7 @@ def _passages(rows: list[dict]) -> tuple[Passage, ...]:
 class History:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or paths.history_db()
-        # The TUI records from its UI thread only; one connection per store is enough.
-        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        self._db = sqlite3.connect(self.path)  # the TUI uses it from its UI thread only
         self._db.execute("PRAGMA foreign_keys = ON")
         self._db.executescript(_SCHEMA)
 
@@ -144,21 +145,24 @@ def answer_markdown(final: FinalAnswer) -> str:
     if final.answer:
         parts.append(f"**Answer:** {_escape(final.answer)}")
     if final.draft.strip() and final.draft.strip() != final.answer:
-        parts.append(final.draft.strip())
+        parts.append(close_fences(final.draft.strip()))
     if final.sources:
         parts.append("**Sources**\n\n" + sources_markdown(final.sources))
     return "\n\n".join(parts) or "_No answer._"
+
+
+def stop_summary(final: FinalAnswer) -> str:
+    """Why the loop stopped and what each iteration cost, e.g. "converged at iteration 2
+    · per iteration: 3.1 s, 2.7 s"."""
+    times = ", ".join(f"{trace.seconds:.1f} s" for trace in final.iterations) or "none"
+    return f"{final.stop_reason.describe(final.stopped_at)} · per iteration: {times}"
 
 
 def to_markdown(conversation: Conversation) -> str:
     lines = [f"# {_escape(conversation.title)}", "", f"Documents: `{conversation.folder}`", ""]
     for final in conversation.turns:
         lines += [f"## {_escape(final.question)}", "", answer_markdown(final), ""]
-        steps = " → ".join(
-            f"iteration {trace.t}: {trace.seconds:.1f} s" for trace in final.iterations
-        )
-        last = final.iterations[-1].t if final.iterations else 0
-        lines += [f"_{final.stop_reason.describe(last)}; {steps}_", ""]
+        lines += [f"_{stop_summary(final)}_", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -167,6 +171,22 @@ def export(conversation: Conversation, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(to_markdown(conversation), "utf-8")
     return path
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
+
+
+def close_fences(markdown: str) -> str:
+    """A draft cut off by the token limit can end inside a code block, which would
+    swallow everything after it (the sources); close it."""
+    opened = ""
+    for match in _FENCE.finditer(markdown):
+        fence = match.group(1)
+        if not opened:
+            opened = fence
+        elif fence[0] == opened[0] and len(fence) >= len(opened):
+            opened = ""
+    return f"{markdown}\n{opened}" if opened else markdown
 
 
 def _escape(text: str) -> str:

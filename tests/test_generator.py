@@ -7,7 +7,8 @@ import threading
 import pytest
 
 from iterretgen_tui import models
-from iterretgen_tui.engine.embedder import DeviceUnavailable, resolve_device
+from iterretgen_tui.engine.embedder import resolve_device
+from iterretgen_tui.engine.errors import DeviceUnavailable
 from iterretgen_tui.engine.generator import LlamaGenerator, gpu_layers
 from iterretgen_tui.engine.prompts import build_prompt
 

@@ -15,7 +15,7 @@ def final(question: str = "Where was Eiffel born?") -> FinalAnswer:
         IterationTrace(1, question, (P2,), "It is in Paris. So the answer is Paris.", "Paris", 1.25),
         IterationTrace(2, "draft\n" + question, (P1, P2), "Born in Dijon. So the answer is Dijon.", "Dijon", 2.5, 300, True),
     )
-    return FinalAnswer(question, "Dijon", traces[-1].draft, (P1, P2), StopReason.CONVERGED, traces)
+    return FinalAnswer(question, "Dijon", traces[-1].draft, (P1, P2), StopReason.CONVERGED, traces, 2)
 
 
 def test_a_turn_comes_back_exactly_as_it_was_saved():
@@ -50,7 +50,7 @@ def test_answer_markdown_numbers_the_sources_with_file_and_location():
 
 
 def test_an_empty_answer_says_so():
-    empty = FinalAnswer("q", "", "", (), StopReason.CANCELLED, ())
+    empty = FinalAnswer("q", "", "", (), StopReason.CANCELLED, (), 1)
     assert history.answer_markdown(empty) == "_No answer._"
 
 
@@ -63,4 +63,18 @@ def test_export_writes_every_turn_with_its_stop_reason_and_times(tmp_path):
     assert text.startswith("# Where was Eiffel born?\n\nDocuments: `/docs`\n")
     assert "## Where was Eiffel born?" in text
     assert "`/docs/g.pdf (p. 2)`" in text
-    assert "_converged at iteration 2; iteration 1: 1.2 s → iteration 2: 2.5 s_" in text
+    assert "_converged at iteration 2 · per iteration: 1.2 s, 2.5 s_" in text
+
+
+def test_the_stop_summary_names_the_iteration_that_stopped():
+    same = FinalAnswer("q", "Paris", "d", (P2,), StopReason.SAME_PASSAGES, final().iterations[:1], 2)
+    assert history.stop_summary(same) == "no new passages at iteration 2 · per iteration: 1.2 s"
+    assert history.stop_summary(final()).startswith("converged at iteration 2 ·")
+
+
+def test_a_draft_cut_inside_a_code_block_does_not_swallow_the_sources():
+    cut = FinalAnswer("q", "x", "Run this:\n\n```bash\nls --all --all", (P2,), StopReason.MAX_ITERATIONS, (), 1)
+    text = history.answer_markdown(cut)
+    assert "```bash\nls --all --all\n```\n\n**Sources**" in text
+    assert history.close_fences("a\n~~~~\nb\n~~~~\n```") == "a\n~~~~\nb\n~~~~\n```\n```"
+    assert history.close_fences("```\ncode\n```") == "```\ncode\n```"

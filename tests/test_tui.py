@@ -266,3 +266,27 @@ async def test_help_opens_on_f1(tmp_path):
         assert type(app.screen).__name__ == "HelpScreen"
         await pilot.press("escape")
         assert type(app.screen).__name__ == "Screen"
+
+
+@pilot_test
+async def test_clicking_an_earlier_answer_shows_its_iterations(tmp_path):
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await ask_and_wait(pilot)
+        app.change(iterations=1)
+        await ask_and_wait(pilot, "Where is the Eiffel Tower?")
+        assert len(app.query(IterationPane)) == 1
+        first = answers(app)[0]
+        await pilot.click(first)
+        await wait_for(pilot, lambda: len(app.query(IterationPane)) == 3)
+        assert draft_source(app, 3) == DRAFTS[2]
+
+
+@pilot_test
+async def test_saving_settings_keeps_this_runs_flags_out_of_the_file(tmp_path):
+    app, _ = make_app(tmp_path)  # its settings name test models, as --llm/--embedder would
+    async with app.run_test(size=SIZE):
+        app.change(top_k=7)
+    stored = config.load()
+    assert stored.top_k == 7
+    assert (stored.llm, stored.embedder) == (config.Settings().llm, config.Settings().embedder)

@@ -15,6 +15,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .errors import DeviceUnavailable
+
 
 class Embedder(ABC):
     name: str
@@ -35,10 +37,6 @@ class Embedder(ABC):
     def identity(self) -> str:
         """Stored with an index: vectors of different identities never mix."""
         return f"{self.name}:{self.dim}:{self.metric}"
-
-
-class DeviceUnavailable(RuntimeError):
-    """The device asked for cannot be used by this installation."""
 
 
 def resolve_device(device: str) -> str:

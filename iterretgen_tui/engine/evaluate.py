@@ -21,9 +21,8 @@ from .events import FinalAnswer, IterationTrace, PassagesRetrieved, StopReason
 from .generator import Generator
 from .passages import Passage
 
-ANSWER_METRICS = ("em", "f1", "acc", "answer_recall", "gold_recall")
 RECALL_KS = (5, 10, 100)
-JUDGE_MAX_TOKENS = 4  # "Yes"/"No" and a little slack; longer replies fail the strict parse
+JUDGE_MAX_TOKENS = 4  # the verdict is the reply's opening word
 
 
 class ConfigMismatch(ValueError):

@@ -6,7 +6,7 @@ one stream; every field is plain data so events can cross thread boundaries.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 from .passages import Passage
@@ -92,7 +92,8 @@ class FinalAnswer:
     draft: str  # the full last output y_T
     sources: tuple[Passage, ...]  # the passages y_T was generated from, numbered [1].. in order
     stop_reason: StopReason
-    iterations: tuple[IterationTrace, ...] = field(default_factory=tuple)
+    iterations: tuple[IterationTrace, ...]
+    stopped_at: int  # the iteration during which the loop stopped (see StopReason.describe)
 
 
 Event = (

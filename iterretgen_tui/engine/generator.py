@@ -28,7 +28,7 @@ def gpu_layers(device: str) -> int:
         return 0
     import llama_cpp
 
-    from .embedder import DeviceUnavailable
+    from .errors import DeviceUnavailable
 
     supported = llama_cpp.llama_supports_gpu_offload()
     if device == "cuda" and not supported:

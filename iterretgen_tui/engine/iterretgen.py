@@ -146,4 +146,5 @@ def run(
         sources=last.passages if last else (),
         stop_reason=reason,
         iterations=tuple(traces),
+        stopped_at=t,
     )

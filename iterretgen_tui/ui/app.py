@@ -4,7 +4,8 @@ status line below.
 Model work runs in two thread workers, never on the UI thread: ``prepare`` loads the
 models and indexes the folder once; ``answer`` drives one question through the
 session's event generator (exclusive: a new question replaces the old, whose cancel
-Event is set first). Workers report only through the typed messages in messages.py.
+Event is set first). ``prepare`` reports through the typed messages in messages.py;
+``answer`` through the ordered feed in driver.py, which the UI drains in batches.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import logging
 import re
 import sqlite3
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable
@@ -71,7 +72,6 @@ class Run:
     answer: AnswerView
     cancel: threading.Event = field(default_factory=threading.Event)
     t: int = 0  # the iteration under way
-    stopped: Stopped | None = None
     done: bool = False
 
     @property
@@ -273,7 +273,6 @@ class ChatApp(App):
             case DraftDone(trace=trace) if pane:
                 await pane.finish(trace)
             case Stopped(t=t, reason=reason):
-                run.stopped = item
                 await self.close_pane(run, reason.describe(t))
             case FinalAnswer():
                 await self.finish(run, item)
@@ -291,9 +290,7 @@ class ChatApp(App):
     async def finish(self, run: Run, final: FinalAnswer) -> None:
         run.done = True
         await run.answer.finish(final)
-        last = run.stopped.t if run.stopped else len(final.iterations)
-        times = ", ".join(f"{trace.seconds:.1f} s" for trace in final.iterations)
-        self.status.set_activity(f"{final.stop_reason.describe(last)} · per iteration: {times}")
+        self.status.set_activity(history_module.stop_summary(final))
         self.save_turn(final)
 
     def save_turn(self, final: FinalAnswer) -> None:
@@ -343,18 +340,24 @@ class ChatApp(App):
     def apply_settings(self, settings: Settings | None) -> None:
         if settings is None or settings == self.settings:
             return
+        changed = {
+            f.name: getattr(settings, f.name)
+            for f in fields(Settings)
+            if getattr(settings, f.name) != getattr(self.settings, f.name)
+        }
         try:
-            config.save(settings)
-        except OSError as exc:
+            # Only what the user changed: this run's command-line flags stay unsaved.
+            config.save(replace(config.load(), **changed))
+        except (OSError, config.ConfigError) as exc:
             self.notify(f"could not save the settings: {exc}", severity="error")
             return
-        later = any(getattr(settings, f) != getattr(self.settings, f) for f in MODEL_FIELDS)
+        later = not changed.keys().isdisjoint(MODEL_FIELDS)
         self.settings = settings
         note = " Model changes apply the next time you start." if later else ""
         self.notify(f"Settings saved to {paths.config_file()}.{note}", title="Settings")
 
-    def change(self, **fields) -> None:
-        self.apply_settings(replace(self.settings, **fields))
+    def change(self, **values) -> None:
+        self.apply_settings(replace(self.settings, **values))
 
     def action_history(self) -> None:
         self.push_screen(HistoryScreen(self.history.recent()), callback=self.reopen)

@@ -20,7 +20,8 @@ QUERY_CHARS = 160  # an iteration's query holds the whole previous draft: show i
 
 
 def passage_label(n: int, passage: Passage) -> Text:
-    label = Text(f"{n}. {passage.title or '(untitled)'}\n", style="bold")
+    label = Text()
+    label.append(f"{n}. {passage.title or '(untitled)'}\n", style="bold")
     label.append(passage.citation, style="italic")
     label.append(f" · score {passage.score:.2f}", style="dim")
     return label

@@ -38,10 +38,10 @@ class StatusLine(Horizontal):
         bar = self.query_one(ProgressBar)
         bar.display = True
         bar.update(total=max(progress.files_total, 1), progress=progress.files_done)
-        current = f": {progress.current}" if progress.current else ""
+        rate = f" · {progress.rate:.0f} passages/s" if progress.rate else ""
         self.set_activity(
-            f"indexing {progress.files_done}/{progress.files_total} files, "
-            f"{progress.passages_done} passages{current}"
+            f"indexing {progress.files_done}/{progress.files_total} files · "
+            f"{progress.passages_done} passages{rate}"
         )
 
     def hide_progress(self) -> None:
