@@ -58,13 +58,16 @@ class LlamaGenerator:
         self.name = self.path.stem
         self.n_gpu_layers = gpu_layers(device)
         self.device = "cuda" if self.n_gpu_layers else "cpu"
-        # llama-cpp-python's default decodes on half the cores; decoding is our hot loop.
-        self.n_threads = n_threads or max(len(os.sched_getaffinity(0)), 1)
+        # Half the cores for decoding and for the prompt alike (llama-cpp-python gives the
+        # prompt all of them): llama.cpp's threads spin while they wait, so oversubscribed
+        # cores (the embedder, indexing, other programs) slowed decoding 50-100x here.
+        self.n_threads = n_threads or max(len(os.sched_getaffinity(0)) // 2, 1)
         self._llm = Llama(
             model_path=str(self.path),
             n_ctx=n_ctx,
             n_gpu_layers=self.n_gpu_layers,
             n_threads=self.n_threads,
+            n_threads_batch=self.n_threads,
             seed=seed,
             verbose=False,
         )
