@@ -134,7 +134,7 @@ class History:
 def sources_markdown(sources: tuple[Passage, ...]) -> str:
     """Numbered sources, [1] first, as the model saw them: title, file and page/line."""
     return "\n".join(
-        f"{n}. **[{n}]** {_escape(p.title)} — `{p.citation}`" for n, p in enumerate(sources, 1)
+        f"- **[{n}]** {_escape(p.title)} — `{p.citation}`" for n, p in enumerate(sources, 1)
     )
 
 

@@ -56,6 +56,13 @@ def models_dir() -> Path:
     return path
 
 
+def adapted_dir() -> Path:
+    """Query encoders made by `adapt`, one folder per name (beside, not among, pulled models)."""
+    path = models_dir() / "adapted"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def _folder_key(folder: Path | str, *salt: str) -> str:
     """A readable name plus a hash of the absolute path (and ``salt``): unique, and
     recognisable on disk."""

@@ -49,3 +49,12 @@ def test_answer_complete_only_once_the_answer_is_stated():
     assert answer_complete("The answer is:\n\nDijon.")
     assert not answer_complete("So the answer is 3.5")
     assert not answer_complete("Finding the answer is hard. Next")
+
+
+def test_answer_colon_line_is_an_answer_marker():
+    from iterretgen_tui.engine.prompts import answer_complete
+
+    assert extract_answer("The key is Esc.\n\nAnswer: **Esc**") == "Esc"
+    assert extract_answer("Answer: Ctrl+Q quits the app. More.") == "Ctrl+Q quits the app"
+    assert not answer_complete("Reasoning.\n\nAnswer:")
+    assert answer_complete("Reasoning.\n\nAnswer: Esc.")

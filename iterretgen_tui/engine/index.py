@@ -185,6 +185,19 @@ class PassageIndex:
                     found[key] = np.frombuffer(blob, dtype=np.float32)
         return found
 
+    def vectors(self, ids: Sequence[int]) -> np.ndarray:
+        """Stored vectors by passage id, in the order asked (all must exist): what the
+        query encoder is trained against, without re-embedding a passage."""
+        ids = [int(i) for i in ids]
+        rows: dict[int, bytes] = {}
+        with self._mutex:
+            for part in _chunks(ids):
+                rows.update(self._db.execute(f"SELECT id, vector FROM passages WHERE id IN ({_marks(part)})", part))
+        missing = [i for i in ids if i not in rows]
+        if missing:
+            raise KeyError(f"no passages with ids {missing[:5]}")
+        return np.frombuffer(b"".join(rows[i] for i in ids), dtype=np.float32).reshape(len(ids), self.dim)
+
     def meta(self, key: str) -> str | None:
         with self._mutex:
             row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

@@ -152,9 +152,10 @@ def _cut_to_fit(passage: Passage, room: int, count_tokens: Callable[[str], int])
     return knowledge_line(passage.title, " ".join(words[:lo]) + " ...") if lo else ""
 
 
-# "So the answer is X." as the demos end; small models also open a line with "The answer is:".
+# "So the answer is X." as the demos end; small models also open a line with
+# "The answer is:" or "Answer:".
 _ANSWER = re.compile(
-    r"(?:\bso the (?:final )?answer is|^\W*the (?:final )?answer is)\s*:?\s*",
+    r"(?:\bso the (?:final )?answer is|^\W*the (?:final )?answer is|^\W*answer\s*:)\s*:?\s*",
     re.IGNORECASE | re.MULTILINE,
 )
 _SENTENCE_END = re.compile(r"(?<=[^\s.A-Z])\.(?:\s|$)")
