@@ -28,6 +28,8 @@ class UserError(Exception):
 def add_model_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm", help="GGUF chat model: catalogue name, pulled name or path")
     parser.add_argument("--embedder", help="sentence-transformers model: name or folder")
+    parser.add_argument("--query-encoder", dest="query_encoder", metavar="NAME",
+                        help="an adapted query encoder (see `adapt`): name or folder")
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], help="where models run")
 
 

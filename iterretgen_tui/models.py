@@ -145,8 +145,16 @@ def resolve_llm(name_or_path: str) -> Path:
     return check_gguf(path)
 
 
+def adapted(name: str) -> Path | None:
+    """The folder of a query encoder made by `adapt` under this name, if there is one."""
+    from .engine.adapt import MANIFEST as ADAPTED_MANIFEST
+
+    folder = paths.adapted_dir() / name
+    return folder if catalogue.is_name(name) and (folder / ADAPTED_MANIFEST).is_file() else None
+
+
 def resolve_embedder(name_or_path: str) -> Path:
-    path = _by_name(name_or_path, ("embedder",))
+    path = _by_name(name_or_path, ("embedder",)) or adapted(name_or_path)
     if path is None:
         path = Path(name_or_path).expanduser()
         if not path.is_dir():

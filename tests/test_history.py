@@ -46,7 +46,7 @@ def test_answer_markdown_numbers_the_sources_with_file_and_location():
     text = history.answer_markdown(final())
     assert text.startswith("**Answer:** Dijon\n\nBorn in Dijon. So the answer is Dijon.")
     assert "- **[1]** Gustave \\*Eiffel\\* — `/docs/g.pdf (p. 2)`" in text
-    assert "2. **[2]** Tower — `/docs/t.md`" in text
+    assert "- **[2]** Tower — `/docs/t.md`" in text
 
 
 def test_an_empty_answer_says_so():

@@ -96,10 +96,24 @@ def open_dataset_retriever(dataset, embedder, say):
     return Retriever(embedder, index)
 
 
-def _output_paths(args, config: dict) -> tuple[Path, Path, Path]:
-    if args.out:
-        out = args.out.expanduser().resolve()
-    else:  # keyed by the settings, so rerunning the same command resumes
+def run_config(dataset, settings, *, iterations: int, draft_source: str = "model",
+               judge_llm: str | None = None) -> dict:
+    """What a records file is keyed by: records made with other settings never mix."""
+    return {
+        "dataset": dataset.name, "directory": str(dataset.directory),
+        "llm": settings.llm, "embedder": settings.embedder,
+        "query_encoder": settings.query_encoder, "iterations": iterations,
+        "top_k": settings.top_k, "max_tokens": settings.max_tokens, "n_ctx": settings.n_ctx,
+        "keep_passages": settings.keep_passages, "draft_source": draft_source,
+        "judge_llm": judge_llm,
+    }
+
+
+def output_paths(out: Path | None, config: dict) -> tuple[Path, Path, Path]:
+    """(results, records, plot); without --out, keyed by the settings so a rerun resumes."""
+    if out:
+        out = out.expanduser().resolve()
+    else:
         key = hashlib.sha1(json.dumps(config, sort_keys=True).encode()).hexdigest()[:10]
         out = paths.eval_dir() / f"{config['dataset']}-{key}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -123,15 +137,9 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args, top_k=args.top_k)
     questions = dataset.questions[: args.limit]
     max_t = max(args.iterations)
-    config = {
-        "dataset": dataset.name, "directory": str(dataset.directory),
-        "llm": settings.llm, "embedder": settings.embedder,
-        "query_encoder": settings.query_encoder, "iterations": max_t,
-        "top_k": settings.top_k, "max_tokens": settings.max_tokens, "n_ctx": settings.n_ctx,
-        "keep_passages": settings.keep_passages, "draft_source": args.draft_source,
-        "judge_llm": (args.judge_llm or settings.llm) if args.judge else None,
-    }
-    out, records_path, plot_path = _output_paths(args, config)
+    config = run_config(dataset, settings, iterations=max_t, draft_source=args.draft_source,
+                        judge_llm=(args.judge_llm or settings.llm) if args.judge else None)
+    out, records_path, plot_path = output_paths(args.out, config)
 
     def say(message: str) -> None:
         print(message, file=sys.stderr, flush=True)

@@ -53,6 +53,14 @@ def judge(generator: Generator, question: str, prediction: str, answer: str) -> 
     return metrics.parse_judge(reply)
 
 
+def retrieval_scores(passages: Sequence[Passage], question: Question) -> dict[str, float]:
+    """What one retrieval found: a gold answer in the text, and the gold documents."""
+    return {
+        "answer_recall": metrics.answer_recall((f"{p.title} {p.text}" for p in passages), question.answers),
+        "gold_recall": metrics.gold_recall((p.source for p in passages), question.relevant),
+    }
+
+
 def evaluate_question(
     question: Question,
     *,
@@ -102,10 +110,7 @@ def evaluate_question(
                 "em": metrics.exact_match(trace.answer, question.answers),
                 "f1": metrics.f1(trace.answer, question.answers),
                 "acc": metrics.accuracy(trace.answer, question.answers),
-                "answer_recall": metrics.answer_recall(
-                    (f"{p.title} {p.text}" for p in passages), question.answers
-                ),
-                "gold_recall": metrics.gold_recall((p.source for p in passages), question.relevant),
+                **retrieval_scores(passages, question),
             },
         })
     stop_t, reason = adaptive_stop(retrieved, final.iterations)

@@ -42,6 +42,8 @@ class SettingsScreen(ModalScreen[Settings | None]):
                 yield Input(s.llm, id="llm")
                 yield Label("Embedder (name or folder)")
                 yield Input(s.embedder, id="embedder")
+                yield Label("Query encoder (adapted name; empty: the embedder's)")
+                yield Input(s.query_encoder, id="query_encoder")
                 yield Label("Device")
                 yield Select([(d, d) for d in DEVICES], value=s.device, allow_blank=False, id="device")
             yield Label("Model changes apply the next time iterretgen-chat starts.", classes="hint")
@@ -80,5 +82,6 @@ class SettingsScreen(ModalScreen[Settings | None]):
             keep_passages=self.query_one("#keep_passages", Switch).value,
             llm=self.query_one("#llm", Input).value.strip() or self.settings.llm,
             embedder=self.query_one("#embedder", Input).value.strip() or self.settings.embedder,
+            query_encoder=self.query_one("#query_encoder", Input).value.strip(),
             device=str(self.query_one("#device", Select).value),
         ).validated()
