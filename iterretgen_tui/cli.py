@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-from .config import ConfigError
+from .config import EMBED_BACKENDS, ConfigError
 
 SUBCOMMANDS = {
     "index": "build or update a folder's index",
@@ -31,6 +31,8 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--query-encoder", dest="query_encoder", metavar="NAME",
                         help="an adapted query encoder (see `adapt`): name or folder")
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], help="where models run")
+    parser.add_argument("--embed-backend", dest="embed_backend", choices=EMBED_BACKENDS,
+                        help="how the embedder runs (auto: ONNX Runtime on a CPU, torch on a GPU)")
 
 
 def settings_from(args: argparse.Namespace, **extra):
@@ -39,7 +41,7 @@ def settings_from(args: argparse.Namespace, **extra):
 
     flags = {
         name: getattr(args, name, None)
-        for name in ("llm", "embedder", "device", "query_encoder")
+        for name in ("llm", "embedder", "device", "query_encoder", "embed_backend")
     }
     flags.update(extra)
     return config.load({k: v for k, v in flags.items() if v is not None})

@@ -13,6 +13,7 @@ import tomli_w
 from . import paths
 
 DEVICES = ("auto", "cpu", "cuda")
+EMBED_BACKENDS = ("auto", "torch", "onnx", "onnx-int8")  # engine/onnx_embedder.py
 
 
 class ConfigError(ValueError):
@@ -25,10 +26,12 @@ class Settings:
     embedder: str = "all-minilm-l6-v2"  # catalogue name or sentence-transformers folder
     query_encoder: str = ""  # an adapted query encoder (see `adapt`); empty: the embedder's own
     device: str = "auto"
+    embed_backend: str = "auto"  # ONNX Runtime on a CPU, torch on a GPU (docs/performance.md)
     iterations: int = 3  # maximum T
     top_k: int = 5
     adaptive: bool = True  # stop early when consecutive answers converge
     keep_passages: bool = False  # carry earlier iterations' best passages forward
+    query_mode: str = "draft"  # how iteration t >= 2 retrieves (engine.iterretgen.QUERY_MODES)
     n_ctx: int = 4096
     max_tokens: int = 256
     passage_words: int = 100
@@ -36,8 +39,14 @@ class Settings:
     last_folder: str = ""
 
     def validated(self) -> "Settings":
+        from .engine.iterretgen import QUERY_MODES
+
+        if self.query_mode not in QUERY_MODES:
+            raise ConfigError(f"query_mode must be one of {', '.join(QUERY_MODES)}, not {self.query_mode!r}")
         if self.device not in DEVICES:
             raise ConfigError(f"device must be one of {', '.join(DEVICES)}, not {self.device!r}")
+        if self.embed_backend not in EMBED_BACKENDS:
+            raise ConfigError(f"embed_backend must be one of {', '.join(EMBED_BACKENDS)}, not {self.embed_backend!r}")
         for name in ("iterations", "top_k", "n_ctx", "max_tokens", "passage_words"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, not {getattr(self, name)}")

@@ -176,7 +176,7 @@ def embedder_metric(name_or_path: str) -> str | None:
 class Installed:
     name: str  # catalogue or pulled name; for a local model, the path as configured
     kind: str
-    source: str  # "embedded", "pulled" or "local"
+    source: str  # "embedded", "pulled", "adapted" (a query encoder made by `adapt`) or "local"
     path: str
     size_bytes: int | None  # None: the configured path does not exist
     metric: str = ""
@@ -200,8 +200,11 @@ def installed(configured: dict[str, str]) -> list[Installed]:
         found.append(
             Installed(record.name, record.kind, "pulled", str(record.path), disk_size(record.folder), record.metric)
         )
+    for folder in sorted(paths.adapted_dir().iterdir()):
+        if adapted(folder.name) is not None:
+            found.append(Installed(folder.name, "embedder", "adapted", str(folder), disk_size(folder)))
     for role, value in configured.items():
-        if not value or value in catalogue.load() or pulled(value) is not None:
+        if not value or value in catalogue.load() or pulled(value) is not None or adapted(value) is not None:
             continue
         path = Path(value).expanduser()
         kind = "llm" if role == "llm" else "embedder"

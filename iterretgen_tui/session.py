@@ -42,19 +42,20 @@ class Session:
 
     def load_embedder(self, status: Callable[[str], None] = lambda message: None) -> None:
         """The embedder alone (enough for `index`); its identity names the folder's index."""
-        from .engine.embedder import SentenceEmbedder
+        from .engine import embedder, onnx_embedder
 
         settings = self.settings
         embedder_path = models.resolve_embedder(settings.embedder)
         query_path = models.resolve_embedder(settings.query_encoder) if settings.query_encoder else None
-        status(f"loading embedder {settings.embedder}")
-        self.embedder = SentenceEmbedder(
-            embedder_path,
-            device=settings.device,
-            metric=models.embedder_metric(settings.embedder),
-            query_path=query_path,
-            name=settings.embedder,
-        )
+        folders = [embedder_path] + ([query_path] if query_path else [])
+        backend = onnx_embedder.resolve_backend(settings.embed_backend, settings.device, folders)
+        status(f"loading embedder {settings.embedder} ({backend})")
+        options = dict(metric=models.embedder_metric(settings.embedder), query_path=query_path, name=settings.embedder)
+        if backend == "torch":
+            self.embedder = embedder.SentenceEmbedder(embedder_path, device=settings.device, **options)
+        else:
+            variant = "int8" if backend == "onnx-int8" else "fp32"
+            self.embedder = onnx_embedder.OnnxEmbedder(embedder_path, variant=variant, status=status, **options)
 
     def open_folder(
         self,
@@ -101,6 +102,7 @@ class Session:
             top_k=settings.top_k,
             adaptive=settings.adaptive,
             keep_passages=settings.keep_passages,
+            query_mode=settings.query_mode,
             max_tokens=settings.max_tokens,
             cancel=cancel,
         )

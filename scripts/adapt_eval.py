@@ -52,7 +52,7 @@ def measure(dataset, drafts: dict, settings, k: int, say) -> dict:
     return result
 
 
-def _table(name: str, before: dict, after: dict) -> str:
+def _table(name: str, before: dict, after: dict, top_k: int) -> str:
     lines = [f"{name}", f"  {'':<26}{'n':>5}{'before':>9}{'after':>9}{'delta':>9}"]
     for part, label in (("t1", "T=1"), ("t2_unadapted_y1", "T=2 (unadapted y1)")):
         if part not in before:
@@ -61,6 +61,8 @@ def _table(name: str, before: dict, after: dict) -> str:
             b, a = before[part][key], after[part][key]
             lines.append(f"  {label + ' ' + key:<26}{before[part]['n']:>5}{b:>9.3f}{a:>9.3f}{a - b:>+9.3f}")
     for key, b in before["qrels"].items():
+        if key == f"recall@{top_k}":
+            continue  # the T=1 gold_recall row
         a = after["qrels"][key]
         lines.append(f"  {'q-only ' + key:<26}{before['t1']['n']:>5}{b:>9.3f}{a:>9.3f}{a - b:>+9.3f}")
     return "\n".join(lines)
@@ -93,7 +95,8 @@ def main() -> int:
         after = measure(dataset, known, adapted, args.top_k, say)
         assert before["identity"] == after["identity"], "the adapted encoder must keep the passage index"
         results[dataset.name] = {"before": before, "after": after}
-        print(_table(f"{dataset.name} (top-{args.top_k}, query encoder {args.query_encoder})", before, after))
+        print(_table(f"{dataset.name} (top-{args.top_k}, query encoder {args.query_encoder})", before, after,
+                     args.top_k))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", "utf-8")
     return 0

@@ -173,3 +173,31 @@ def test_stop_names_the_iteration_that_found_nothing_new():
     events = events_of(gen, iterations=3, adaptive=True, top_k=5)
     stopped = next(e for e in events if isinstance(e, Stopped))
     assert stopped.t == 2 and stopped.reason.describe(stopped.t) == "no new passages at iteration 2"
+
+
+def test_fusion_keeps_the_question_passages_against_a_misleading_draft():
+    misleading = "Bananas are yellow fruit. Bananas bananas yellow fruit. So the answer is bananas."
+    plain = events_of(ScriptedGenerator([misleading, "So the answer is Dijon."]), adaptive=False, top_k=2)
+    fused = events_of(ScriptedGenerator([misleading, "So the answer is Dijon."]), adaptive=False, top_k=2,
+                      query_mode="fusion")
+    first_ids = [p.id for p in fused[-1].iterations[0].passages]
+    plain_second = [p.id for p in plain[-1].iterations[1].passages]
+    fused_second = [p.id for p in fused[-1].iterations[1].passages]
+    assert 5 in plain_second  # the draft alone drags the banana passage in
+    assert first_ids[0] in fused_second  # fusion keeps the question's best passage
+    assert [e.query for e in fused if isinstance(e, QueryFormed)][1].startswith(misleading)
+
+
+def test_fuse_is_reciprocal_rank_fusion():
+    from iterretgen_tui.engine.iterretgen import fuse
+
+    a, b, c = (Passage(i, "t", "T", "s", score=s) for i, s in ((1, 0.9), (2, 0.8), (3, 0.7)))
+    fused = fuse([[a, b, c], [b, c, a]], 3)
+    assert [p.id for p in fused] == [2, 1, 3]  # 2: 1/62+1/61 > 1: 1/61+1/63 > 3: 1/63+1/62
+    assert fused[0].score == 0.8
+    assert [p.id for p in fuse([[a], [c, b]], 2)] == [1, 3]  # ties keep first-seen order
+
+
+def test_unknown_query_mode_is_refused():
+    with pytest.raises(ValueError, match="query mode"):
+        events_of(ScriptedGenerator(["So the answer is Paris."]), adaptive=False, query_mode="magic")

@@ -49,8 +49,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("give at least one DATASET_DIR or --folder")
     if args.steps < 1 or args.batch_size < 1 or args.candidates < 1 or args.tau <= 0 or args.lr <= 0:
         raise UserError("--steps, --batch-size, --candidates, --tau and --lr must be positive")
+    if args.teacher != "bi-encoder" and not args.teacher.startswith("cross-encoder:"):
+        raise UserError(f"--teacher must be bi-encoder or cross-encoder:PATH, not {args.teacher!r}")
     settings = settings_from(args)
-    name = args.out or f"{settings.embedder}-adapted"
+    name = args.out or f"{Path(settings.embedder).name.lower()}-adapted"
     if not is_name(name):
         raise UserError(f"--out {name!r}: use lowercase letters, digits, '.', '-' or '_'")
 
@@ -112,12 +114,10 @@ def _teacher(spec: str, session):
 
     if spec == "bi-encoder":
         return BiEncoderTeacher(session.embedder)
-    if spec.startswith("cross-encoder:"):
-        try:
-            return CrossEncoderTeacher(Path(spec.split(":", 1)[1]).expanduser(), device=session.embedder.device)
-        except (FileNotFoundError, OSError, ValueError) as exc:
-            raise UserError(f"--teacher {spec}: {exc}") from None
-    raise UserError(f"--teacher must be bi-encoder or cross-encoder:PATH, not {spec!r}")
+    try:
+        return CrossEncoderTeacher(Path(spec.split(":", 1)[1]).expanduser(), device=session.embedder.device)
+    except (FileNotFoundError, OSError, ValueError) as exc:
+        raise UserError(f"--teacher {spec}: {exc}") from None
 
 
 def _drafts(records: list[Path]) -> dict[str, dict]:
@@ -138,6 +138,7 @@ def _dataset_examples(directory: Path, drafts: dict[str, dict], session, say, *,
     """The dataset's questions with their y1: from the records, else drafted now into the
     records file `eval --iterations 1` would write (so an interrupted run resumes)."""
     from ..engine import evaluate
+    from ..engine.adapt import drafts_from_records
     from ..engine.datasets import DatasetError, load_dataset
     from .eval import Progress, open_dataset_retriever, output_paths, run_config
 
@@ -165,8 +166,6 @@ def _dataset_examples(directory: Path, drafts: dict[str, dict], session, say, *,
                     top_k=settings.top_k, max_tokens=settings.max_tokens,
                 ))
                 progress.step()
-        from ..engine.adapt import drafts_from_records
-
         known = {**drafts_from_records(records_path)[1], **known}
     examples = [known[q.id] for q in dataset.questions if q.id in known]
     say(f"{dataset.name}: {len(examples)} of {len(dataset.questions)} questions with drafts")

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from ..cli import UserError, add_model_flags, settings_from
+from ..engine.iterretgen import QUERY_MODES
 from ..engine.events import DraftDone, FinalAnswer, IterationStarted, PassagesRetrieved, Token
 from ..engine.passages import Passage
 from ..engine.prompts import QuestionTooLong
@@ -27,6 +28,8 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-adaptive", action="store_true", help="always run all T iterations")
     parser.add_argument("--keep-passages", action="store_true", default=None,
                         help="carry earlier iterations' passages forward")
+    parser.add_argument("--query-mode", dest="query_mode", choices=QUERY_MODES,
+                        help="iteration 2+ retrieval: the draft-augmented query alone, or fused with the question's")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_model_flags(parser)
 
@@ -86,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         top_k=args.top_k,
         adaptive=False if args.no_adaptive else None,
         keep_passages=args.keep_passages,
+        query_mode=args.query_mode,
     )
     say = (lambda message: None) if args.json else (lambda message: print(message, file=sys.stderr))
     started = time.perf_counter()

@@ -173,6 +173,7 @@ def distill(model, candidates: Sequence[Candidates], config: TrainConfig, *, nor
             on_step: Callable[[int, float], None] = lambda step, loss: None) -> list[float]:
     """Train ``model`` (a SentenceTransformer, the student) in place; returns the loss per step."""
     import torch
+    from sentence_transformers.util import batch_to_device
 
     if not candidates:
         raise ValueError("no training questions with candidates")
@@ -183,13 +184,14 @@ def distill(model, candidates: Sequence[Candidates], config: TrainConfig, *, nor
     questions = [c.question for c in candidates]
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
     batches = _batches(len(candidates), config.batch_size, np.random.default_rng(config.seed))
+    prepare = getattr(model, "preprocess", None) or model.tokenize  # renamed in sentence-transformers 6
     losses = []
     model.train()
     try:
         for step in range(1, config.steps + 1):
             rows = torch.from_numpy(next(batches)).to(device)
-            features = model.tokenize([questions[i] for i in rows.tolist()])
-            features = {k: v.to(device) for k, v in features.items()}
+            texts = [questions[i] for i in rows.tolist()]
+            features = batch_to_device(prepare(texts), device)
             encoded = model(features)["sentence_embedding"]
             if normalize:
                 encoded = torch.nn.functional.normalize(encoded, dim=-1)
@@ -198,7 +200,7 @@ def distill(model, candidates: Sequence[Candidates], config: TrainConfig, *, nor
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-            losses.append(float(loss))
+            losses.append(loss.item())
             on_step(step, losses[-1])
     finally:
         model.eval()
@@ -266,11 +268,12 @@ def plot_losses(losses: Sequence[float], path: Path, *, title: str) -> None:
     import matplotlib.pyplot as plt
 
     steps = np.arange(1, len(losses) + 1)
-    window = max(1, len(losses) // 20)
-    smooth = np.convolve(losses, np.ones(window) / window, mode="valid")
+    window = len(losses) // 20  # one batch is noisy: show a running mean too
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(steps, losses, alpha=0.35, label="per step")
-    ax.plot(steps[window - 1 :], smooth, label=f"mean of {window}")
+    ax.plot(steps, losses, alpha=0.35 if window > 1 else 1.0, label="per step")
+    if window > 1:
+        smooth = np.convolve(losses, np.ones(window) / window, mode="valid")
+        ax.plot(steps[window - 1 :], smooth, label=f"mean of {window} steps")
     ax.set_xlabel("step")
     ax.set_ylabel("KL")
     ax.set_title(title)

@@ -8,6 +8,11 @@ renamed into place. Opening loads the snapshot of the current generation when it
 are exactly the passage ids, and otherwise rebuilds the vectors from SQLite. So a crash
 at any moment leaves the last committed batch loadable, with every vector id a passage
 and every passage a vector; a stale or missing snapshot costs a rebuild, never an error.
+
+The FAISS index type follows the size (``_kind``): exact inner product below
+``ANN_THRESHOLD`` vectors, an inverted-file index (IVF, which keeps explicit ids and
+supports removal, so incremental commits work as on the flat one) above it. A snapshot of
+the wrong kind for its size, or an IVF index that has outgrown its lists, is rebuilt.
 """
 
 from __future__ import annotations
@@ -29,6 +34,10 @@ from .passages import Passage
 SCHEMA_VERSION = "1"
 _DB = "index.sqlite3"
 _SQL_VARS = 500  # ids per `IN (...)` query, below SQLite's parameter limit
+# Exact search stays under ~10 ms per query up to here on two cores (scripts/bench_retrieval.py).
+ANN_THRESHOLD = 200_000
+NPROBE = 32  # lists searched per query: recall@10 >= 0.95 of exact at 1M (scripts/bench_retrieval.py)
+_TRAIN_PER_LIST = 64  # k-means sample per list: enough for stable centroids, far cheaper than all
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -336,7 +345,7 @@ class PassageIndex:
             generation, ids = self._committed_ids()
             if generation == self._saved_generation:
                 return
-            if generation != self._generation or not _same_ids(self._vectors, ids):
+            if generation != self._generation or not _same_ids(self._vectors, ids) or not _fits(self._vectors):
                 self._rebuild()
             target = self.directory / f"vectors-{self._generation}.faiss"
             tmp = target.with_name(target.name + ".tmp")
@@ -373,7 +382,7 @@ class PassageIndex:
                 vectors = faiss.read_index(str(path))
             except (RuntimeError, OSError):  # missing (a crash before saving) or damaged
                 vectors = None
-            if vectors is None or vectors.d != self.dim or not _same_ids(vectors, ids):
+            if vectors is None or vectors.d != self.dim or not _same_ids(vectors, ids) or not _fits(vectors):
                 self._rebuild()
                 return False
             self._vectors = vectors
@@ -384,12 +393,10 @@ class PassageIndex:
         with self._transaction(write=False):
             generation = int(self._meta_value("generation"))
             rows = self._db.execute("SELECT id, vector FROM passages ORDER BY id").fetchall()
-        vectors = _empty(self.dim)
-        if rows:
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), self.dim)
-            vectors.add_with_ids(matrix, ids)
-        self._vectors = vectors
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), self.dim)
+        del rows  # the blobs are copied into the matrix: do not hold them twice
+        self._vectors = build_vectors(matrix, ids)
         self._generation = generation
 
     def _committed_ids(self) -> tuple[int, np.ndarray]:
@@ -451,8 +458,45 @@ def _empty(dim: int) -> faiss.Index:
     return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
 
 
+def _lists(n: int) -> int:
+    """IVF lists for n vectors: the usual ~4 sqrt(n)."""
+    return int(4 * np.sqrt(n))
+
+
+def build_vectors(matrix: np.ndarray, ids: np.ndarray) -> faiss.Index:
+    """The FAISS index for these vectors: exact below ``ANN_THRESHOLD``, IVF above."""
+    n, dim = matrix.shape
+    if n < ANN_THRESHOLD:
+        vectors = _empty(dim)
+    else:
+        lists = _lists(n)
+        vectors = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, lists, faiss.METRIC_INNER_PRODUCT)
+        sample = np.random.default_rng(0).choice(n, min(n, lists * _TRAIN_PER_LIST), replace=False)
+        vectors.train(matrix[np.sort(sample)])
+        vectors.nprobe = NPROBE
+    if n:
+        vectors.add_with_ids(matrix, ids)
+    return vectors
+
+
+def _fits(vectors: faiss.Index) -> bool:
+    """Whether the index type still suits its size (an IVF index may grow 4x before its lists are too few)."""
+    ivf = isinstance(vectors, faiss.IndexIVF)
+    if vectors.ntotal < ANN_THRESHOLD:
+        return not ivf
+    return ivf and vectors.nlist * 2 >= _lists(vectors.ntotal)
+
+
+def _ids(vectors: faiss.Index) -> np.ndarray:
+    if isinstance(vectors, faiss.IndexIVF):
+        lists = vectors.invlists
+        parts = [faiss.rev_swig_ptr(lists.get_ids(i), lists.list_size(i)).copy() for i in range(vectors.nlist)]
+        return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+    return faiss.vector_to_array(vectors.id_map) if vectors.ntotal else np.empty(0, dtype=np.int64)
+
+
 def _same_ids(vectors: faiss.Index, ids: np.ndarray) -> bool:
-    stored = faiss.vector_to_array(vectors.id_map) if vectors.ntotal else np.empty(0, dtype=np.int64)
+    stored = _ids(vectors)
     return len(stored) == len(ids) and bool(np.array_equal(np.sort(stored), ids))
 
 

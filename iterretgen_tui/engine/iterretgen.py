@@ -32,15 +32,47 @@ from .passages import Passage
 from .prompts import answer_complete, build_prompt, extract_answer
 
 CONVERGENCE_F1 = 0.8  # token-F1 between consecutive answers that counts as "the same"
+# How iteration t >= 2 retrieves: "draft" is the paper's y(t-1) || q alone; "fusion" merges
+# the rankings of q and y(t-1) || q, so a weak draft cannot push the question's passages out.
+QUERY_MODES = ("draft", "fusion")
+FUSION_DEPTH = 50  # ranks read from each list before fusing
+RRF_K = 60  # reciprocal rank fusion's usual damping constant
 
 
 class PassageRetriever(Protocol):
     def retrieve(self, query: str, k: int) -> list[Passage]: ...
 
+    def retrieve_many(self, queries: Sequence[str], k: int) -> list[list[Passage]]: ...
+
 
 def form_query(question: str, draft: str) -> str:
     """The paper's generation-augmented query: the previous output, then the question."""
     return f"{draft}\n{question}"
+
+
+def fuse(rankings: Sequence[Sequence[Passage]], k: int) -> list[Passage]:
+    """Reciprocal rank fusion; a passage keeps its best similarity score for display."""
+    fused: dict[int, float] = {}
+    best: dict[int, Passage] = {}
+    for ranking in rankings:
+        for rank, passage in enumerate(ranking):
+            fused[passage.id] = fused.get(passage.id, 0.0) + 1.0 / (RRF_K + rank + 1)
+            if passage.id not in best or passage.score > best[passage.id].score:
+                best[passage.id] = passage
+    order = sorted(fused, key=lambda i: -fused[i])  # stable: ties keep first-seen order
+    return [best[i] for i in order[:k]]
+
+
+def retrieve_with_draft(
+    question: str, query: str, retriever: PassageRetriever, k: int, mode: str
+) -> list[Passage]:
+    """Iteration t >= 2's passages for its draft-augmented ``query``."""
+    if mode == "fusion":
+        by_question, by_draft = retriever.retrieve_many([question, query], max(k, FUSION_DEPTH))
+        return fuse([by_question, by_draft], k)
+    if mode != "draft":
+        raise ValueError(f"query mode must be one of {', '.join(QUERY_MODES)}, not {mode!r}")
+    return retriever.retrieve(query, k)
 
 
 def answers_converge(previous: str, current: str) -> bool:
@@ -72,6 +104,7 @@ def run(
     top_k: int = 5,
     adaptive: bool = True,
     keep_passages: bool = False,
+    query_mode: str = "draft",
     max_tokens: int = 256,
     cancel: threading.Event | None = None,
     draft_for_query: Callable[[str], str] | None = None,
@@ -94,10 +127,12 @@ def run(
         previous = traces[-1] if traces else None
         if previous is None:
             query = question
+            yield QueryFormed(t, query)
+            retrieved = retriever.retrieve(query, top_k)
         else:
             query = form_query(question, (draft_for_query or (lambda d: d))(previous.draft))
-        yield QueryFormed(t, query)
-        retrieved = retriever.retrieve(query, top_k)
+            yield QueryFormed(t, query)
+            retrieved = retrieve_with_draft(question, query, retriever, top_k, query_mode)
         yield PassagesRetrieved(t, tuple(retrieved))
         if adaptive and previous and no_new_passages(retrieved, previous.passages):
             reason = StopReason.SAME_PASSAGES

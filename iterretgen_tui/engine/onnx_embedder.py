@@ -1,0 +1,135 @@
+"""sentence-transformers models run by ONNX Runtime on the CPU (see docs/performance.md).
+
+The export is made once per model and variant (engine/onnx_export.py) and loaded from
+``paths.cache_dir()``; a missing or damaged one is made again. Texts are tokenised
+together, sorted by token count and batched, so a batch pads to similar lengths; pooling
+and normalisation follow sentence-transformers exactly (fp32 vectors match torch's to
+about 1e-6). Loading needs neither torch nor sentence-transformers once the export exists.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import onnx_export
+from .embedder import Embedder, _declared_metric, resolve_device
+
+AUTO_ONNX = "onnx"  # what "auto" runs on a CPU; docs/performance.md says why not int8
+
+
+def resolve_backend(backend: str, device: str, folders: Sequence[Path]) -> str:
+    """The concrete backend: "auto" takes torch on a GPU or for a model ONNX cannot run."""
+    if backend != "auto":
+        return backend
+    if resolve_device(device) != "cpu" or any(onnx_export.unsupported_reason(f) for f in folders):
+        return "torch"
+    return AUTO_ONNX
+
+
+class _Encoder:
+    """One exported model: tokenizer, ONNX Runtime session, pooling."""
+
+    def __init__(self, folder: Path, threads: int | None) -> None:
+        import onnxruntime as ort
+        from transformers import AutoTokenizer
+
+        self.manifest = json.loads((folder / onnx_export.MANIFEST).read_text("utf-8"))
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if threads:
+            options.intra_op_num_threads = threads
+        self.session = ort.InferenceSession(str(folder / onnx_export.MODEL), options, providers=["CPUExecutionProvider"])
+        self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+
+    def encode(self, texts: Sequence[str], batch_size: int, normalize: bool) -> np.ndarray:
+        m = self.manifest
+        # sentence-transformers strips (and, when configured, lowercases) before tokenising.
+        texts = [t.strip().lower() if m["do_lower_case"] else t.strip() for t in texts]
+        encoded = self.tokenizer(texts, truncation=True, max_length=m["max_seq_length"])
+        order = np.argsort([-len(ids) for ids in encoded["input_ids"]], kind="stable")
+        out = np.empty((len(texts), m["dim"]), dtype=np.float32)
+        for start in range(0, len(texts), batch_size):
+            rows = order[start : start + batch_size]
+            batch = self.tokenizer.pad({k: [encoded[k][i] for i in rows] for k in encoded}, return_tensors="np")
+            mask = batch["attention_mask"].astype(np.int64)
+            feed = {n: batch[n].astype(np.int64) if n in batch else np.zeros_like(mask) for n in m["inputs"]}
+            hidden = self.session.run(None, feed)[0]
+            out[rows] = _pool(hidden, mask, m["pooling"])
+        if normalize:
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+        return out
+
+
+def _pool(hidden: np.ndarray, mask: np.ndarray, mode: str) -> np.ndarray:
+    if mode == "cls":
+        return hidden[:, 0]
+    weights = mask[..., None].astype(np.float32)
+    return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+
+
+def load_export(model: Path, variant: str, status: Callable[[str], None] = lambda message: None) -> Path:
+    """The cached export of ``model``, made first if it is missing or unreadable."""
+    folder = onnx_export.cache_folder(model, variant)
+    try:
+        manifest = json.loads((folder / onnx_export.MANIFEST).read_text("utf-8"))
+        if manifest.get("version") == onnx_export.EXPORT_VERSION and (folder / onnx_export.MODEL).is_file():
+            return folder
+    except (OSError, ValueError):
+        pass
+    status(f"preparing the ONNX {variant} model for {model.name} (once; about a minute)")
+    onnx_export.export(model, folder, variant)
+    return folder
+
+
+class OnnxEmbedder(Embedder):
+    """The ``SentenceEmbedder`` interface over ONNX Runtime; ``variant`` "fp32" or "int8"."""
+
+    device = "cpu"
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        variant: str = "fp32",
+        metric: str | None = None,
+        query_path: str | Path | None = None,
+        batch_size: int = 32,
+        name: str | None = None,
+        threads: int | None = None,
+        status: Callable[[str], None] = lambda message: None,
+    ) -> None:
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise FileNotFoundError(f"embedder folder not found: {self.path}")
+        self.variant = variant
+        self.metric = metric or _declared_metric(self.path)
+        self.batch_size = batch_size
+        self.name = name or self.path.name
+        self._model = self._open(self.path, threads, status)
+        self._query_model = self._open(Path(query_path), threads, status) if query_path else self._model
+        self.dim = int(self._model.manifest["dim"])
+
+    def _open(self, model: Path, threads: int | None, status: Callable[[str], None]) -> _Encoder:
+        folder = load_export(model, self.variant, status)
+        try:
+            return _Encoder(folder, threads)
+        except Exception:  # damaged on disk (ONNX Runtime and tokenizers raise their own types)
+            status(f"the cached ONNX model for {model.name} is damaged; exporting it again")
+            onnx_export.export(model, folder, self.variant)
+            return _Encoder(folder, threads)
+
+    @property
+    def identity(self) -> str:
+        # fp32 vectors equal torch's (within 1e-6), so they share its index; int8 ones drift.
+        base = super().identity
+        return base if self.variant == "fp32" else f"{base}:{self.variant}"
+
+    def embed_batch(self, texts: Sequence[str], *, queries: bool = False) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._query_model if queries else self._model
+        return model.encode(texts, self.batch_size, self.metric == "cosine")

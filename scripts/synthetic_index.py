@@ -1,0 +1,53 @@
+"""Large synthetic indexes for the retrieval and memory benchmarks (imported by both).
+
+Encoding 100,000 or 1,000,000 real passages would take hours on two cores, so the vectors
+are synthetic but shaped like real ones: each is a random blend of two real passage
+embeddings plus isotropic noise (cosine ~0.8 to the blend), normalised. They cluster
+around real topics and fill the space between them, unlike uniform random vectors, which
+no ANN index (and no real corpus) resembles.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+
+
+def seed_texts(dataset: Path, count: int) -> list[str]:
+    from iterretgen_tui.engine.datasets import load_dataset
+
+    docs = load_dataset(dataset).corpus()
+    return [f"{title}\n{text}" for _, (_, title, text) in zip(range(count), docs)]
+
+
+def realish_vectors(seeds: np.ndarray, n: int, *, noise: float = 0.75, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    out = np.empty((n, seeds.shape[1]), dtype=np.float32)
+    for start in range(0, n, 100_000):  # chunks: the float64 temporaries stay small
+        m = min(100_000, n - start)
+        a, b = rng.integers(0, len(seeds), m), rng.integers(0, len(seeds), m)
+        w = rng.uniform(0.5, 1.0, (m, 1))
+        x = w * seeds[a] + (1 - w) * seeds[b]
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        x += rng.normal(0, noise / np.sqrt(seeds.shape[1]), x.shape)
+        out[start : start + m] = x / np.linalg.norm(x, axis=1, keepdims=True)
+    return out
+
+
+def fill_index(index, vectors: np.ndarray, *, per_file: int = 100) -> None:
+    """Commit the vectors as passages of synthetic files (texts of ~100-word passage length)."""
+    from iterretgen_tui.engine.index import FileRecord, FileUpdate, NewPassage
+
+    with index.lock():
+        for start in range(0, len(vectors), 100 * per_file):
+            updates = []
+            for f in range(start, min(start + 100 * per_file, len(vectors)), per_file):
+                passages = [
+                    NewPassage(f"doc {f}", f"synthetic passage {i} " * 30, str(i), f"k{i}", vectors[i])
+                    for i in range(f, min(f + per_file, len(vectors)))
+                ]
+                updates.append(FileUpdate(FileRecord(f"/synthetic/{f}.txt", 1, 0, 0, str(f)), passages))
+            index.commit(updates)
