@@ -9,7 +9,7 @@ from iterretgen_tui.ui.conversation import AnswerView
 from iterretgen_tui.ui.iterations import IterationPane
 from iterretgen_tui.ui.screens.passage import PassageScreen
 from iterretgen_tui.ui.screens.settings import SettingsScreen
-from textual.widgets import Input, Markdown, OptionList, Static
+from textual.widgets import Input, Markdown, OptionList, Select, Static
 
 from .tui_support import DRAFTS, QUESTION, HeldGenerator, make_app, pilot_test, wait_for
 
@@ -82,7 +82,8 @@ async def test_question_streams_each_iteration_then_the_cited_answer(tmp_path):
         assert "converged at iteration 3" in status_text(app)
         assert "per iteration:" in status_text(app)
         assert sessions[0].asked == [
-            (QUESTION, {"iterations": 3, "top_k": 2, "adaptive": True, "keep_passages": False})
+            (QUESTION, {"iterations": 3, "top_k": 2, "adaptive": True, "keep_passages": False,
+                        "query_mode": "draft"})
         ]
 
 
@@ -175,13 +176,15 @@ async def test_settings_are_saved_and_used_for_the_next_question(tmp_path):
         await pilot.press("f2")
         assert isinstance(app.screen, SettingsScreen)
         app.screen.query_one("#iterations", Input).value = "2"
+        app.screen.query_one("#query_mode", Select).value = "fusion"
         await pilot.click("#adaptive")
         await pilot.press("ctrl+s")
         assert not isinstance(app.screen, SettingsScreen)
         stored = config.load()
-        assert (stored.iterations, stored.adaptive) == (2, False)
+        assert (stored.iterations, stored.adaptive, stored.query_mode) == (2, False, "fusion")
         await ask_and_wait(pilot)
         assert sessions[0].asked[-1][1]["iterations"] == 2
+        assert sessions[0].asked[-1][1]["query_mode"] == "fusion"
         assert [p.border_title for p in app.query(IterationPane)] == ["Iteration 1", "Iteration 2"]
         assert "reached the maximum (2 iterations)" in status_text(app)
 
@@ -201,7 +204,8 @@ async def test_invalid_settings_are_refused_with_a_message(tmp_path):
 @pilot_test
 async def test_palette_commands_change_settings(tmp_path):
     app, _ = make_app(tmp_path)
-    async with app.run_test(size=SIZE):
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
         titles = {c.title: c for c in app.get_system_commands(app.screen)}
         assert {"Settings", "History", "Export conversation", "Maximum iterations: 4"} <= set(titles)
         titles["Adaptive stop: turn off"].callback()

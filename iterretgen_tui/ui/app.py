@@ -210,7 +210,7 @@ class ChatApp(App):
         answer = await self.query_one(ChatLog).add_question(question)
         overrides = {
             name: getattr(self.settings, name)
-            for name in ("iterations", "top_k", "adaptive", "keep_passages")
+            for name in ("iterations", "top_k", "adaptive", "keep_passages", "query_mode")
         }
         run = Run(next(self.run_ids), question, overrides, answer)
         self.current = run

@@ -11,6 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, Select, Switch
 
 from ...config import DEVICES, ConfigError, Settings
+from ...engine.iterretgen import QUERY_MODES
 
 
 class SettingsScreen(ModalScreen[Settings | None]):
@@ -38,6 +39,8 @@ class SettingsScreen(ModalScreen[Settings | None]):
                 yield Switch(s.adaptive, id="adaptive")
                 yield Label("Keep earlier iterations' passages")
                 yield Switch(s.keep_passages, id="keep_passages")
+                yield Label("Iteration 2+ retrieval (draft, or fused with the question)")
+                yield Select([(m, m) for m in QUERY_MODES], value=s.query_mode, allow_blank=False, id="query_mode")
                 yield Label("LLM (name or .gguf path)")
                 yield Input(s.llm, id="llm")
                 yield Label("Embedder (name or folder)")
@@ -80,6 +83,7 @@ class SettingsScreen(ModalScreen[Settings | None]):
             top_k=number("top_k"),
             adaptive=self.query_one("#adaptive", Switch).value,
             keep_passages=self.query_one("#keep_passages", Switch).value,
+            query_mode=str(self.query_one("#query_mode", Select).value),
             llm=self.query_one("#llm", Input).value.strip() or self.settings.llm,
             embedder=self.query_one("#embedder", Input).value.strip() or self.settings.embedder,
             query_encoder=self.query_one("#query_encoder", Input).value.strip(),
