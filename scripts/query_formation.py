@@ -6,7 +6,10 @@ drafts saved by one `iterretgen-chat eval DATASET --iterations 1` run score ever
 mode without another LLM call. Each mode goes through the loop's own
 ``retrieve_with_draft``; retrieval with the question alone is iteration 1.
 Usage: scripts/query_formation.py DATASET_DIR RECORDS.jsonl [--top-k 5] [--embed-backend torch]
-(use the embed backend the records were made with, so iteration 1 is comparable).
+       [--draft-source model|gold]
+(use the embed backend the records were made with, so iteration 1 is comparable;
+``--draft-source gold`` puts the gold answer in the draft's place, as eval's diagnostic
+does: how each mode uses a perfect draft).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ def main() -> None:
     parser.add_argument("records")
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--embed-backend", default="torch")
+    parser.add_argument("--draft-source", choices=("model", "gold"), default="model")
     args = parser.parse_args()
 
     dataset = load_dataset(args.dataset)
@@ -44,7 +48,7 @@ def main() -> None:
     scores.update({f"{mode} (t=2)": [] for mode in QUERY_MODES})
     for record in records:
         question = questions[record["id"]]
-        draft = record["iterations"][0]["draft"]
+        draft = question.answers[0] if args.draft_source == "gold" else record["iterations"][0]["draft"]
         scores["question (t=1)"].append(retrieval_scores(retriever.retrieve(question.text, args.top_k), question))
         query = form_query(question.text, draft)
         for mode in QUERY_MODES:
@@ -54,6 +58,7 @@ def main() -> None:
         "dataset": dataset.name,
         "n": len(records),
         "top_k": args.top_k,
+        "draft_source": args.draft_source,
         "embedder": session.embedder.identity,
         "retrieval": {
             name: {metric: round(fmean(row[metric] for row in rows), 4) for metric in rows[0]}

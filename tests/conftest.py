@@ -26,10 +26,18 @@ def _no_network():
     socket.socket.connect = _real_connect
 
 
+@pytest.fixture(scope="session")
+def _onnx_exports(tmp_path_factory):
+    return tmp_path_factory.mktemp("onnx-exports")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path, monkeypatch):
-    """Every test gets its own ITERRETGEN_HOME: no test touches the user's data."""
+def _isolated_home(tmp_path, monkeypatch, _onnx_exports):
+    """Every test gets its own ITERRETGEN_HOME: no test touches the user's data. The ONNX
+    exports of the embedded model are shared, as on a machine: one export, not one per test."""
     monkeypatch.setenv("ITERRETGEN_HOME", str(tmp_path / "home"))
+    (tmp_path / "home" / "cache").mkdir(parents=True)
+    (tmp_path / "home" / "cache" / "onnx").symlink_to(_onnx_exports)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     yield

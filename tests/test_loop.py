@@ -47,7 +47,7 @@ def test_two_iterations_query_is_draft_then_question():
     draft1 = "The Eiffel Tower was built by Gustave Eiffel. So the answer is Paris."
     draft2 = "Gustave Eiffel was born in Dijon. So the answer is Dijon."
     gen = ScriptedGenerator([draft1, draft2])
-    events = events_of(gen, adaptive=False)
+    events = events_of(gen, adaptive=False, query_mode="draft")  # the paper's retrieval
     queries = [e.query for e in events if isinstance(e, QueryFormed)]
     assert queries == [
         "Where was the builder of the Eiffel Tower born?",
@@ -177,7 +177,8 @@ def test_stop_names_the_iteration_that_found_nothing_new():
 
 def test_fusion_keeps_the_question_passages_against_a_misleading_draft():
     misleading = "Bananas are yellow fruit. Bananas bananas yellow fruit. So the answer is bananas."
-    plain = events_of(ScriptedGenerator([misleading, "So the answer is Dijon."]), adaptive=False, top_k=2)
+    plain = events_of(ScriptedGenerator([misleading, "So the answer is Dijon."]), adaptive=False, top_k=2,
+                      query_mode="draft")
     fused = events_of(ScriptedGenerator([misleading, "So the answer is Dijon."]), adaptive=False, top_k=2,
                       query_mode="fusion")
     first_ids = [p.id for p in fused[-1].iterations[0].passages]

@@ -113,7 +113,9 @@ def make_app(
         return sessions[-1]
 
     folder = folder or tmp_path / "docs"
-    settings = settings or Settings(llm="scripted-llm", embedder="hash-embedder", device="cpu", iterations=3, top_k=2)
+    # The scripted drafts tell the paper's story: iteration 2 retrieves with the draft alone.
+    settings = settings or Settings(llm="scripted-llm", embedder="hash-embedder", device="cpu",
+                                    iterations=3, top_k=2, query_mode="draft")
     return ChatApp(settings, folder, factory), sessions
 
 

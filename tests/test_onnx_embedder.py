@@ -1,0 +1,108 @@
+"""The ONNX Runtime embedder against the torch one, on the real embedded MiniLM."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from iterretgen_tui import config, models, paths
+from iterretgen_tui.engine import onnx_export
+from iterretgen_tui.engine.embedder import SentenceEmbedder
+from iterretgen_tui.engine.indexer import open_folder_index
+from iterretgen_tui.engine.onnx_embedder import AUTO_ONNX, OnnxEmbedder, resolve_backend
+from iterretgen_tui.session import Session
+
+pytestmark = pytest.mark.slow
+
+TEXTS = [
+    "  Gustave Eiffel was born in Dijon.  ",  # sentence-transformers strips the ends
+    "The tower is in Paris",
+    "x",
+    "Mitochondria " * 400,  # past max_seq_length: truncated alike
+]
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return models.resolve_embedder(models.EMBEDDED_EMBEDDER)
+
+
+@pytest.fixture(scope="module")
+def torch_vectors(minilm):
+    embedder = SentenceEmbedder(minilm, device="cpu", name="all-minilm-l6-v2")
+    return embedder, embedder.embed_batch(TEXTS)
+
+
+def test_fp32_vectors_match_torch_and_share_its_index(minilm, torch_vectors):
+    reference, expected = torch_vectors
+    embedder = OnnxEmbedder(minilm, name="all-minilm-l6-v2")
+    vectors = embedder.embed_batch(TEXTS)
+    assert vectors.shape == expected.shape and vectors.dtype == np.float32
+    np.testing.assert_allclose(vectors, expected, atol=2e-5)
+    np.testing.assert_allclose(embedder.embed_query(TEXTS[1]), expected[1], atol=2e-5)
+    # batching by length must not reorder the rows
+    np.testing.assert_allclose(OnnxEmbedder(minilm, batch_size=2).embed_batch(TEXTS[::-1]), expected[::-1], atol=2e-5)
+    assert embedder.embed_batch([]).shape == (0, 384)
+    assert embedder.identity == reference.identity
+
+
+def test_int8_drifts_a_little_and_gets_its_own_index(minilm, torch_vectors, tmp_path):
+    reference, expected = torch_vectors
+    int8 = OnnxEmbedder(minilm, variant="int8", name="all-minilm-l6-v2")
+    cosine = (int8.embed_batch(TEXTS) * expected).sum(axis=1)
+    assert cosine.min() > 0.97 and not np.allclose(cosine, 1, atol=1e-4)
+    assert int8.identity != reference.identity
+    fp32_index, int8_index = open_folder_index(tmp_path, reference), open_folder_index(tmp_path, int8)
+    assert fp32_index.directory != int8_index.directory
+    fp32_index.close(), int8_index.close()
+
+
+def test_a_damaged_or_missing_export_is_made_again(minilm, tmp_path):
+    (paths.cache_dir() / "onnx").unlink()  # this test's own cache, not the shared one
+    messages = []
+    OnnxEmbedder(minilm, status=messages.append)
+    assert messages and "preparing the ONNX fp32 model" in messages[0]
+    folder = onnx_export.cache_folder(minilm, "fp32")
+    assert json.loads((folder / onnx_export.MANIFEST).read_text())["max_seq_length"] == 256
+
+    (folder / onnx_export.MODEL).write_bytes(b"not a model")
+    messages.clear()
+    vectors = OnnxEmbedder(minilm, status=messages.append).embed_batch(TEXTS[:2])
+    assert any("damaged" in m for m in messages) and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+
+    messages.clear()
+    OnnxEmbedder(minilm, status=messages.append)
+    assert messages == []  # the repaired export is reused
+
+    copy = shutil.copytree(minilm, tmp_path / "minilm")
+    before = onnx_export.cache_folder(copy, "fp32")
+    (copy / "modules.json").write_text((copy / "modules.json").read_text() + "\n")
+    assert onnx_export.cache_folder(copy, "fp32") != before  # an edited (re-adapted) model is exported anew
+
+
+def test_auto_runs_onnx_on_a_cpu_and_torch_for_models_it_cannot_reproduce(minilm, tmp_path):
+    assert resolve_backend("auto", "cpu", [minilm]) == AUTO_ONNX
+    assert resolve_backend("torch", "cpu", [minilm]) == "torch"
+    assert resolve_backend("onnx-int8", "cpu", [minilm]) == "onnx-int8"
+    dense = shutil.copytree(minilm, tmp_path / "dense")
+    modules = json.loads((dense / "modules.json").read_text())
+    modules.append({"idx": 3, "name": "3", "path": "3_Dense", "type": "sentence_transformers.models.Dense"})
+    (dense / "modules.json").write_text(json.dumps(modules))
+    assert "Dense" in onnx_export.unsupported_reason(dense)
+    assert resolve_backend("auto", "cpu", [minilm, dense]) == "torch"
+    with pytest.raises(onnx_export.UnsupportedModel):
+        onnx_export.export(dense, tmp_path / "out", "fp32")
+
+
+def test_the_setting_picks_the_backend():
+    session = Session(config.Settings(device="cpu", embed_backend="onnx-int8"))
+    session.load_embedder()
+    assert isinstance(session.embedder, OnnxEmbedder) and session.embedder.variant == "int8"
+    session = Session(config.Settings(device="cpu", embed_backend="torch"))
+    session.load_embedder()
+    assert isinstance(session.embedder, SentenceEmbedder)
+    with pytest.raises(config.ConfigError, match="embed_backend must be one of"):
+        config.Settings(embed_backend="tpu").validated()
