@@ -208,7 +208,9 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
     root = write_dataset(tmp_path / "toy")
     fake_models.append(ScriptedGenerator(reader))
     out = tmp_path / "results" / "toy.json"
-    assert main(["eval", str(root), "--iterations", "1,2", "--top-k", "1", "--out", str(out)]) == 0
+    # The toy is scripted for the paper's retrieval: iteration 2 with the draft alone.
+    assert main(["eval", str(root), "--iterations", "1,2", "--top-k", "1", "--query-mode", "draft",
+                 "--out", str(out)]) == 0
     summary = json.loads(out.read_text())
     assert list(summary) == ["dataset", "n", "iterations", "adaptive", "retrieval", "seconds"]
     assert summary["dataset"] == "toy" and summary["n"] == 3
@@ -231,7 +233,8 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
 def test_eval_resumes_after_interruption(tmp_path, fake_models, capsys):
     root = write_dataset(tmp_path / "toy")
     out = tmp_path / "toy.json"
-    args = ["eval", str(root), "--iterations", "1,2", "--top-k", "1", "--out", str(out)]
+    args = ["eval", str(root), "--iterations", "1,2", "--top-k", "1", "--query-mode", "draft",
+            "--out", str(out)]
     fake_models.append(Interrupt(calls=3))  # q1 completes, q2 is cut during its second draft
     assert main(args) == 130
     records = out.with_suffix(".jsonl")

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..engine.iterretgen import QUERY_MODES
 from .. import paths
 from ..cli import UserError, add_model_flags, settings_from
 
@@ -32,6 +33,8 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
                         help="gold: form the next query from the gold answer (retrieval ceiling)")
     parser.add_argument("--no-adaptive", action="store_true",
                         help="do not report the adaptive-stop run")
+    parser.add_argument("--query-mode", dest="query_mode", choices=QUERY_MODES,
+                        help="iteration 2+ retrieval (default: the setting, fusion)")
     add_model_flags(parser)
 
 
@@ -104,7 +107,8 @@ def run_config(dataset, settings, *, iterations: int, draft_source: str = "model
         "llm": settings.llm, "embedder": settings.embedder,
         "query_encoder": settings.query_encoder, "iterations": iterations,
         "top_k": settings.top_k, "max_tokens": settings.max_tokens, "n_ctx": settings.n_ctx,
-        "keep_passages": settings.keep_passages, "draft_source": draft_source,
+        "keep_passages": settings.keep_passages, "query_mode": settings.query_mode,
+        "draft_source": draft_source,
         "judge_llm": judge_llm,
     }
 
@@ -134,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--limit must be at least 1")
     if args.draft_source == "gold" and not dataset.has_answers:
         raise UserError(f"--draft-source gold needs answers; {dataset.name} has none")
-    settings = settings_from(args, top_k=args.top_k)
+    settings = settings_from(args, top_k=args.top_k, query_mode=args.query_mode)
     questions = dataset.questions[: args.limit]
     max_t = max(args.iterations)
     config = run_config(dataset, settings, iterations=max_t, draft_source=args.draft_source,
@@ -164,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
             log.append(evaluate.evaluate_question(
                 question, retriever=retriever, generator=session.generator,
                 iterations=max_t, top_k=settings.top_k, max_tokens=settings.max_tokens,
-                keep_passages=settings.keep_passages, gold_draft=args.draft_source == "gold",
+                keep_passages=settings.keep_passages, query_mode=settings.query_mode,
+                gold_draft=args.draft_source == "gold",
                 judge_with=judge_with,
             ))
             progress.step()

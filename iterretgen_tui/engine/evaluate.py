@@ -70,6 +70,7 @@ def evaluate_question(
     top_k: int,
     max_tokens: int = 256,
     keep_passages: bool = False,
+    query_mode: str = "draft",
     gold_draft: bool = False,
     judge_with: Generator | None = None,
 ) -> dict:
@@ -86,6 +87,7 @@ def evaluate_question(
         top_k=top_k,
         adaptive=False,
         keep_passages=keep_passages,
+        query_mode=query_mode,
         max_tokens=max_tokens,
         draft_for_query=(lambda draft: gold) if gold_draft else None,
     ):
