@@ -45,7 +45,8 @@ def measure(dataset, drafts: dict, settings, k: int, say) -> dict:
         "qrels": retrieval_metrics(questions, retriever),
     }
     drafted = [q for q in questions if q.id in drafts]
-    if drafted:
+    if drafted:  # T=1 on the same questions as T=2, so the two compare
+        result["t1_drafted"] = {"n": len(drafted), **_mean_scores(drafted, [q.text for q in drafted], retriever, k)}
         queries = [form_query(q.text, drafts[q.id].draft) for q in drafted]
         result["t2_unadapted_y1"] = {"n": len(drafted), **_mean_scores(drafted, queries, retriever, k)}
     retriever.index.close()
@@ -53,18 +54,19 @@ def measure(dataset, drafts: dict, settings, k: int, say) -> dict:
 
 
 def _table(name: str, before: dict, after: dict, top_k: int) -> str:
-    lines = [f"{name}", f"  {'':<26}{'n':>5}{'before':>9}{'after':>9}{'delta':>9}"]
-    for part, label in (("t1", "T=1"), ("t2_unadapted_y1", "T=2 (unadapted y1)")):
+    lines = [f"{name}", f"  {'':<34}{'n':>5}{'before':>9}{'after':>9}{'delta':>9}"]
+    parts = (("t1", "T=1"), ("t1_drafted", "T=1 (drafted)"), ("t2_unadapted_y1", "T=2 (unadapted y1)"))
+    for part, label in parts:
         if part not in before:
             continue
         for key in ("gold_recall", "answer_recall"):
             b, a = before[part][key], after[part][key]
-            lines.append(f"  {label + ' ' + key:<26}{before[part]['n']:>5}{b:>9.3f}{a:>9.3f}{a - b:>+9.3f}")
+            lines.append(f"  {label + ' ' + key:<34}{before[part]['n']:>5}{b:>9.3f}{a:>9.3f}{a - b:>+9.3f}")
     for key, b in before["qrels"].items():
         if key == f"recall@{top_k}":
             continue  # the T=1 gold_recall row
         a = after["qrels"][key]
-        lines.append(f"  {'q-only ' + key:<26}{before['t1']['n']:>5}{b:>9.3f}{a:>9.3f}{a - b:>+9.3f}")
+        lines.append(f"  {'q-only ' + key:<34}{before['t1']['n']:>5}{b:>9.3f}{a:>9.3f}{a - b:>+9.3f}")
     return "\n".join(lines)
 
 

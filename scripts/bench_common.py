@@ -1,4 +1,5 @@
-"""Large synthetic indexes for the retrieval and memory benchmarks (imported by both).
+"""What the embedding, retrieval and memory benchmarks share: their JSON report, and large
+synthetic indexes.
 
 Encoding 100,000 or 1,000,000 real passages would take hours on two cores, so the vectors
 are synthetic but shaped like real ones: each is a random blend of two real passage
@@ -9,6 +10,7 @@ no ANN index (and no real corpus) resembles.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -51,3 +53,10 @@ def fill_index(index, vectors: np.ndarray, *, per_file: int = 100) -> None:
                 ]
                 updates.append(FileUpdate(FileRecord(f"/synthetic/{f}.txt", 1, 0, 0, str(f)), passages))
             index.commit(updates)
+
+
+def print_report(report: dict, out: Path | None) -> None:
+    text = json.dumps(report, indent=2)
+    if out:
+        out.write_text(text + "\n", "utf-8")
+    print(text)

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bench_common import print_report
+
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 
 
@@ -120,10 +122,7 @@ def main() -> None:
     report["int8_passages_fp32_queries_ndcg@10"] = ndcg(dataset, doc_ids, corpus["onnx-int8"], query_vectors["onnx-fp32"])
     report["corpus_documents"] = len(texts)
 
-    text = json.dumps(report, indent=2)
-    if args.out:
-        args.out.write_text(text + "\n", "utf-8")
-    print(text)
+    print_report(report, args.out)
 
 
 if __name__ == "__main__":

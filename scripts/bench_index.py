@@ -8,7 +8,7 @@
 - seconds to bring the index up to date after one of the files changes (goal < 2 s),
   and after nothing changed.
 
-Usage: scripts/bench_index.py [--dataset DIR] [--files 1000] [--embedder NAME] [--device cpu]
+Usage: scripts/bench_index.py [--dataset DIR] [--files 1000] [--embedder NAME] [--device cpu] [--embed-backend auto]
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--embedder", default="all-minilm-l6-v2")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--embed-backend", default="auto", help="the indexer's embedder: auto, torch, onnx, onnx-int8")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -59,8 +60,9 @@ def main() -> None:
         from sentence_transformers import SentenceTransformer
 
         from iterretgen_tui import models
-        from iterretgen_tui.engine.embedder import SentenceEmbedder
+        from iterretgen_tui.config import Settings
         from iterretgen_tui.engine.indexer import needs_sync, open_folder_index, sync_folder
+        from iterretgen_tui.session import Session
 
         folder = Path(tmp) / "docs"
         folder.mkdir()
@@ -68,7 +70,9 @@ def main() -> None:
         model_path = models.resolve_embedder(args.embedder)
 
         started = time.perf_counter()
-        embedder = SentenceEmbedder(model_path, device=args.device, name=args.embedder)
+        session = Session(Settings(embedder=args.embedder, device=args.device, embed_backend=args.embed_backend))
+        session.load_embedder()  # as the app builds it (an ONNX export is made here once)
+        embedder = session.embedder
         load_seconds = time.perf_counter() - started
         embedder.embed_batch(["warm up the model"] * 8)
 
@@ -100,6 +104,8 @@ def main() -> None:
             {
                 "dataset": args.dataset.name,
                 "embedder": args.embedder,
+                "embedder_identity": embedder.identity,
+                "embedder_class": type(embedder).__name__,
                 "device": embedder.device,
                 "torch_threads": torch.get_num_threads(),
                 "files": args.files,

@@ -125,8 +125,10 @@ class CountingEmbedder(SentenceEmbedder):
 
 
 def test_adapt_trains_saves_and_leaves_the_passage_index_untouched(tmp_path, monkeypatch, capsys):
+    # torch, so that CountingEmbedder below really is the embedder that would re-embed.
+    monkeypatch.setenv("ITERRETGEN_EMBED_BACKEND", "torch")
     dataset = write_dataset(tmp_path / "ds")
-    base = Session(Settings(device="cpu"))
+    base = Session(Settings(device="cpu", embed_backend="torch"))
     base.load_embedder()
     index = open_dataset_retriever(load_dataset(dataset), base.embedder, lambda m: None).index
     ids = sorted(p.id for p in index.passages(range(1, 100)))
@@ -152,8 +154,9 @@ def test_adapt_trains_saves_and_leaves_the_passage_index_untouched(tmp_path, mon
     assert listed == [("tiny", "adapted")]
 
     monkeypatch.setattr("iterretgen_tui.engine.embedder.SentenceEmbedder", CountingEmbedder)
-    adapted = Session(Settings(device="cpu", query_encoder="tiny"))
+    adapted = Session(Settings(device="cpu", query_encoder="tiny", embed_backend="torch"))
     adapted.load_embedder()
+    assert isinstance(adapted.embedder, CountingEmbedder)
     assert adapted.embedder.identity == base.embedder.identity  # the same index is opened
     CountingEmbedder.passages = 0
     retriever = open_dataset_retriever(load_dataset(dataset), adapted.embedder, lambda m: None)

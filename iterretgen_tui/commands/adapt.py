@@ -85,11 +85,13 @@ def run(args: argparse.Namespace) -> int:
     config = adapt.TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr, tau=args.tau)
     say(f"training on {len(candidates)} questions, teacher {teacher.name}")
     started = time.perf_counter()
-    with tqdm(total=config.steps, desc="adapt", unit="step", file=sys.stderr) as bar:
+    # The bar only on a terminal; the log lines every 50 steps serve logs of background runs.
+    with tqdm(total=config.steps, desc="adapt", unit="step", file=sys.stderr,
+              disable=not sys.stderr.isatty()) as bar:
         def on_step(step: int, loss: float) -> None:
             bar.update(1)
             bar.set_postfix(loss=f"{loss:.4f}", refresh=False)
-            if step % 50 == 0 or step == config.steps:  # a log line survives where the bar does not
+            if step % 50 == 0 or step == config.steps:
                 bar.write(f"step {step}: loss {loss:.4f}", file=sys.stderr)
 
         losses = adapt.distill(student, candidates, config, normalize=session.embedder.metric == "cosine",

@@ -105,7 +105,7 @@ def run_config(dataset, settings, *, iterations: int, draft_source: str = "model
     return {
         "dataset": dataset.name, "directory": str(dataset.directory),
         "llm": settings.llm, "embedder": settings.embedder,
-        "query_encoder": settings.query_encoder, "iterations": iterations,
+        "query_encoder": settings.query_encoder, "embed_backend": settings.embed_backend, "iterations": iterations,
         "top_k": settings.top_k, "max_tokens": settings.max_tokens, "n_ctx": settings.n_ctx,
         "keep_passages": settings.keep_passages, "query_mode": settings.query_mode,
         "draft_source": draft_source,

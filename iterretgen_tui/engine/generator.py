@@ -22,6 +22,13 @@ class Generator(Protocol):
     ) -> Stream[str, None, None]: ...
 
 
+def half_the_cores() -> int:
+    """The CPU threads one heavy job takes: spinning threads (llama.cpp's, torch's OpenMP)
+    collapse when they oversubscribe the cores, 10-100x slower here, far worse than
+    leaving half of them idle."""
+    return max(len(os.sched_getaffinity(0)) // 2, 1)
+
+
 def gpu_layers(device: str) -> int:
     """All layers on the GPU for cuda; auto offloads only when llama.cpp was built for it."""
     if device == "cpu":
@@ -61,7 +68,7 @@ class LlamaGenerator:
         # Half the cores for decoding and for the prompt alike (llama-cpp-python gives the
         # prompt all of them): llama.cpp's threads spin while they wait, so oversubscribed
         # cores (the embedder, indexing, other programs) slowed decoding 50-100x here.
-        self.n_threads = n_threads or max(len(os.sched_getaffinity(0)) // 2, 1)
+        self.n_threads = n_threads or half_the_cores()
         self._llm = Llama(
             model_path=str(self.path),
             n_ctx=n_ctx,

@@ -34,10 +34,12 @@ from .passages import Passage
 SCHEMA_VERSION = "1"
 _DB = "index.sqlite3"
 _SQL_VARS = 500  # ids per `IN (...)` query, below SQLite's parameter limit
-# Exact search stays under ~10 ms per query up to here on two cores (scripts/bench_retrieval.py).
-ANN_THRESHOLD = 200_000
+# Exact search reads every vector per query (memory-bound: 77 MB at 50,000 x 384); above
+# this an IVF index reads a few percent of them (docs/performance.md, scripts/bench_retrieval.py).
+ANN_THRESHOLD = 50_000
 NPROBE = 32  # lists searched per query: recall@10 >= 0.95 of exact at 1M (scripts/bench_retrieval.py)
-_TRAIN_PER_LIST = 64  # k-means sample per list: enough for stable centroids, far cheaper than all
+_TRAIN_PER_LIST = 40  # k-means sample per list: faiss asks for 39 at least; more only costs time
+_BLAS_QUERIES = 20  # from here faiss searches by BLAS matrix products, which use the threads well
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -145,7 +147,8 @@ class PassageIndex:
             self._refresh()
             if k < 1 or self._vectors.ntotal == 0:
                 return [[] for _ in range(len(vectors))]
-            scores, ids = self._vectors.search(vectors, min(k, self._vectors.ntotal))
+            with _omp_threads(1 if len(vectors) < _BLAS_QUERIES else faiss.omp_get_max_threads()):
+                scores, ids = self._vectors.search(vectors, min(k, self._vectors.ntotal))
             found = {p.id: p for p in self.passages(int(i) for i in np.unique(ids) if i >= 0)}
         return [
             [found[i].with_score(s) for s, i in zip(row_scores, row_ids.tolist()) if i in found]
@@ -459,8 +462,8 @@ def _empty(dim: int) -> faiss.Index:
 
 
 def _lists(n: int) -> int:
-    """IVF lists for n vectors: the usual ~4 sqrt(n)."""
-    return int(4 * np.sqrt(n))
+    """IVF lists for n vectors: sqrt(n) keeps k-means training to about a minute at 1M."""
+    return int(np.sqrt(n))
 
 
 def build_vectors(matrix: np.ndarray, ids: np.ndarray) -> faiss.Index:
@@ -498,6 +501,18 @@ def _ids(vectors: faiss.Index) -> np.ndarray:
 def _same_ids(vectors: faiss.Index, ids: np.ndarray) -> bool:
     stored = _ids(vectors)
     return len(stored) == len(ids) and bool(np.array_equal(np.sort(stored), ids))
+
+
+@contextmanager
+def _omp_threads(n: int) -> Iterator[None]:
+    """A few queries are searched one vector at a time, bound by memory: more OpenMP threads
+    only add barrier waits (2.4x slower at 100,000 vectors on a busy two-core machine)."""
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(n)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 from . import onnx_export
 from .embedder import Embedder, _declared_metric, resolve_device
 
-AUTO_ONNX = "onnx"  # what "auto" runs on a CPU; docs/performance.md says why not int8
+AUTO_ONNX = "onnx-int8"  # what "auto" runs on a CPU: it holds scifact nDCG@10 (docs/performance.md)
 
 
 def resolve_backend(backend: str, device: str, folders: Sequence[Path]) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import logging
 import shutil
 import tempfile
 import warnings
@@ -128,12 +129,16 @@ def _quantize(source: Path, target: Path) -> None:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(
-        str(source),
-        str(target),
-        weight_type=QuantType.QInt8,
-        per_channel=True,
-        op_types_to_quantize=["MatMul"],
-        # The exported graph leaves some MatMul outputs untyped; they are all float.
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-    )
+    logging.disable(logging.WARNING)  # its advice to pre-process goes to the root logger, i.e. the user
+    try:
+        quantize_dynamic(
+            str(source),
+            str(target),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul"],
+            # The exported graph leaves some MatMul outputs untyped; they are all float.
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )
+    finally:
+        logging.disable(logging.NOTSET)
