@@ -23,9 +23,11 @@ def _home() -> Path | None:
 def _dir(kind: str) -> Path:
     home = _home()
     if home is not None:
-        path = home / kind
-    else:
-        path = Path(getattr(platformdirs, f"user_{kind}_dir")(APP, appauthor=False))
+        return _made(home / kind)
+    return _made(Path(getattr(platformdirs, f"user_{kind}_dir")(APP, appauthor=False)))
+
+
+def _made(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -51,16 +53,12 @@ def history_db() -> Path:
 
 
 def models_dir() -> Path:
-    path = data_dir() / "models"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _made(data_dir() / "models")
 
 
 def adapted_dir() -> Path:
     """Query encoders made by `adapt`, one folder per name (beside, not among, pulled models)."""
-    path = models_dir() / "adapted"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _made(models_dir() / "adapted")
 
 
 def _folder_key(folder: Path | str, *salt: str) -> str:
@@ -73,21 +71,15 @@ def _folder_key(folder: Path | str, *salt: str) -> str:
 
 def index_dir(folder: Path | str) -> Path:
     """The index of one document folder."""
-    path = data_dir() / "indexes" / _folder_key(folder)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _made(data_dir() / "indexes" / _folder_key(folder))
 
 
 def dataset_index_dir(dataset: Path | str, embedder_identity: str) -> Path:
     """The index of an evaluation dataset's corpus.jsonl, one per embedder, so comparing
     embedders on a dataset never rebuilds (an index holds one embedder's vectors)."""
-    path = data_dir() / "datasets" / _folder_key(dataset, embedder_identity)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _made(data_dir() / "datasets" / _folder_key(dataset, embedder_identity))
 
 
 def eval_dir() -> Path:
     """Where `eval` keeps its results when no --out is given (so a rerun resumes)."""
-    path = data_dir() / "eval"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _made(data_dir() / "eval")
