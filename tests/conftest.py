@@ -32,12 +32,14 @@ def _onnx_exports(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path, monkeypatch, _onnx_exports):
+def _isolated_home(tmp_path_factory, monkeypatch, _onnx_exports):
     """Every test gets its own ITERRETGEN_HOME: no test touches the user's data. The ONNX
-    exports of the embedded model are shared, as on a machine: one export, not one per test."""
-    monkeypatch.setenv("ITERRETGEN_HOME", str(tmp_path / "home"))
-    (tmp_path / "home" / "cache").mkdir(parents=True)
-    (tmp_path / "home" / "cache" / "onnx").symlink_to(_onnx_exports)
+    exports of the embedded model are shared, as on a machine: one export, not one per test.
+    The home lies beside tmp_path, not in it: tests that index tmp_path must not find it."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("ITERRETGEN_HOME", str(home))
+    (home / "cache").mkdir()
+    (home / "cache" / "onnx").symlink_to(_onnx_exports)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     yield
