@@ -34,9 +34,10 @@ from .prompts import answer_complete, build_prompt, extract_answer
 CONVERGENCE_F1 = 0.8  # token-F1 between consecutive answers that counts as "the same"
 # How iteration t >= 2 retrieves: "draft" is the paper's y(t-1) || q alone; "fusion" merges
 # the rankings of q and y(t-1) || q, so a weak draft cannot push the question's passages out.
-# The app's settings default to fusion (run() itself defaults to the paper): on hotpotqa (scripts/query_formation.py) it lost 0.9 points of
-# answer recall to iteration 1 with SmolLM2-135M's drafts where the draft query lost 2.8,
-# and kept +7.6 of the draft query's +11.8 with perfect (gold-answer) drafts.
+# The app's settings default to fusion (run() itself defaults to the paper). On all 200
+# hotpotqa questions (scripts/query_formation.py) fusion lost 1.0 point of answer recall
+# to iteration 1 with SmolLM2-135M's drafts where the draft query lost 2.0, and kept +5.5
+# of the draft query's +9.0 with perfect (gold-answer) drafts.
 QUERY_MODES = ("draft", "fusion")
 FUSION_DEPTH = 50  # ranks read from each list before fusing
 RRF_K = 60  # reciprocal rank fusion's usual damping constant
