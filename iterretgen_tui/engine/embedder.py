@@ -33,6 +33,15 @@ class Embedder(ABC):
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_queries([text])[0]
 
+    def _use_folder(self, path: str | Path, metric: str | None, batch_size: int, name: str | None) -> None:
+        """What every embedder read from a local model folder records about it."""
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise FileNotFoundError(f"embedder folder not found: {self.path}")
+        self.metric = metric or _declared_metric(self.path)
+        self.batch_size = batch_size
+        self.name = name or self.path.name
+
     @property
     def identity(self) -> str:
         """Stored with an index: vectors of different identities never mix."""
@@ -85,13 +94,8 @@ class SentenceEmbedder(Embedder):
 
         # Loading from a local folder needs no progress bar; it would pollute stderr and --json runs.
         transformers_logging.disable_progress_bar()
-        self.path = Path(path)
-        if not self.path.is_dir():
-            raise FileNotFoundError(f"embedder folder not found: {self.path}")
+        self._use_folder(path, metric, batch_size, name)
         self.device = resolve_device(device)
-        self.metric = metric or _declared_metric(self.path)
-        self.batch_size = batch_size
-        self.name = name or self.path.name
         self._model = SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
         self._query_model = (
             SentenceTransformer(str(query_path), device=self.device, local_files_only=True)

@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import onnx_export
-from .embedder import Embedder, _declared_metric, resolve_device
+from .embedder import Embedder, resolve_device
 
 AUTO_ONNX = "onnx-int8"  # what "auto" runs on a CPU: it holds scifact nDCG@10 (docs/performance.md)
 
@@ -102,13 +102,8 @@ class OnnxEmbedder(Embedder):
         threads: int | None = None,
         status: Callable[[str], None] = lambda message: None,
     ) -> None:
-        self.path = Path(path)
-        if not self.path.is_dir():
-            raise FileNotFoundError(f"embedder folder not found: {self.path}")
+        self._use_folder(path, metric, batch_size, name)
         self.variant = variant
-        self.metric = metric or _declared_metric(self.path)
-        self.batch_size = batch_size
-        self.name = name or self.path.name
         self._model = self._open(self.path, threads, status)
         self._query_model = self._open(Path(query_path), threads, status) if query_path else self._model
         self.dim = int(self._model.manifest["dim"])
