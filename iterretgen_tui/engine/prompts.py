@@ -161,13 +161,18 @@ _ANSWER = re.compile(
 _SENTENCE_END = re.compile(r"(?<=[^\s.A-Z])\.(?:\s|$)")
 
 
+def _after_last_marker(output: str) -> str | None:
+    """The text after the last answer marker; None when there is none."""
+    matches = list(_ANSWER.finditer(output))
+    return output[matches[-1].end():] if matches else None
+
+
 def _answer_text(output: str) -> str | None:
     """What follows the last "(So) the answer is", up to the end of its line or sentence;
     a bare "The answer is:" takes the next non-empty line."""
-    matches = list(_ANSWER.finditer(output))
-    if not matches:
+    rest = _after_last_marker(output)
+    if rest is None:
         return None
-    rest = output[matches[-1].end():]
     lines = [line for line in rest.split("\n") if line.strip()]
     return _SENTENCE_END.split(lines[0])[0] if lines else ""
 
@@ -184,9 +189,8 @@ def extract_answer(output: str) -> str:
 def answer_complete(output: str) -> bool:
     """True once the output has stated its answer in full: generation can stop there
     (small models otherwise ramble or repeat themselves up to the token limit)."""
-    matches = list(_ANSWER.finditer(output))
-    if not matches:
+    rest = _after_last_marker(output)
+    if rest is None:
         return False
-    rest = output[matches[-1].end():].lstrip()
-    line, newline, _ = rest.partition("\n")
+    line, newline, _ = rest.lstrip().partition("\n")
     return bool(line.strip()) and (bool(newline) or _SENTENCE_END.search(line) is not None)
