@@ -35,6 +35,9 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
                         help="do not report the adaptive-stop run")
     parser.add_argument("--query-mode", dest="query_mode", choices=QUERY_MODES,
                         help="iteration 2+ retrieval (default: the setting, fusion)")
+    parser.add_argument("--no-replay", action="store_true",
+                        help="generate every prompt anew instead of replaying identical "
+                             "prompts' greedy generations from earlier runs")
     add_model_flags(parser)
 
 
@@ -164,9 +167,10 @@ def run(args: argparse.Namespace) -> int:
         todo = [q for q in questions if q.id not in log.records]
         say(f"{len(questions) - len(todo)} of {len(questions)} questions already in {records_path}")
         progress = Progress(len(questions), len(questions) - len(todo))
+        generator = session.generator if args.no_replay else _replaying(session.generator)
         for question in todo:
             log.append(evaluate.evaluate_question(
-                question, retriever=retriever, generator=session.generator,
+                question, retriever=retriever, generator=generator,
                 iterations=max_t, top_k=settings.top_k, max_tokens=settings.max_tokens,
                 keep_passages=settings.keep_passages, query_mode=settings.query_mode,
                 gold_draft=args.draft_source == "gold",
@@ -185,6 +189,15 @@ def run(args: argparse.Namespace) -> int:
     print(format_table(summary, draft_source=args.draft_source))
     say(f"results: {out}\nrecords: {records_path if dataset.has_answers else '-'}\nplot: {plot_path}")
     return 0
+
+
+def _replaying(generator):
+    """The chat model behind the memo of greedy generations, keyed by the GGUF file."""
+    from ..engine.generation_cache import CachedGenerator
+
+    stat = generator.path.stat()
+    identity = f"{generator.path.name}:{stat.st_size}:{int(stat.st_mtime)}"
+    return CachedGenerator(generator, paths.eval_dir() / "generations.sqlite", identity)
 
 
 def _judge(args, session):

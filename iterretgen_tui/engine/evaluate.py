@@ -77,6 +77,9 @@ def evaluate_question(
     """One question's record, JSON-ready: every iteration's query, retrieved document ids,
     draft, answer, judge verdict and scores, and where the adaptive stop would be."""
     started = time.perf_counter()
+    replayed = getattr(generator, "replayed", None)  # a CachedGenerator's record
+    if replayed is not None:
+        replayed.clear()
     retrieved: list[tuple[Passage, ...]] = []
     gold = question.answers[0] if question.answers else ""
     for event in iterretgen.run(
@@ -97,7 +100,9 @@ def evaluate_question(
             final = event
     verdicts: dict[str, bool | None] = {}  # the same answer gets the same (greedy) verdict
     steps = []
-    for trace, passages in zip(final.iterations, retrieved):
+    for i, (trace, passages) in enumerate(zip(final.iterations, retrieved)):
+        # A replayed generation costs what it cost when it ran.
+        original = replayed[i] if replayed and i < len(replayed) else None
         if judge_with is not None and trace.answer not in verdicts:
             verdicts[trace.answer] = judge(judge_with, question.text, trace.answer, gold)
         steps.append({
@@ -106,7 +111,8 @@ def evaluate_question(
             "passage_ids": [p.source for p in passages],
             "draft": trace.draft,
             "answer": trace.answer,
-            "seconds": round(trace.seconds, 3),
+            "seconds": round(trace.seconds + (original or 0.0), 3),
+            "replayed": original is not None,
             "judge": verdicts.get(trace.answer),
             "scores": {
                 "em": metrics.exact_match(trace.answer, question.answers),
