@@ -29,7 +29,8 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep-passages", action="store_true", default=None,
                         help="carry earlier iterations' passages forward")
     parser.add_argument("--query-mode", dest="query_mode", choices=QUERY_MODES,
-                        help="iteration 2+ retrieval: the draft-augmented query alone, or fused with the question's")
+                        help="iteration 2+ retrieval: the draft-augmented query alone, fused with the "
+                             "question's ranking, or interleaved with it (the default)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_model_flags(parser)
 

@@ -34,7 +34,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-adaptive", action="store_true",
                         help="do not report the adaptive-stop run")
     parser.add_argument("--query-mode", dest="query_mode", choices=QUERY_MODES,
-                        help="iteration 2+ retrieval (default: the setting, fusion)")
+                        help="iteration 2+ retrieval (default: the setting, interleave)")
     parser.add_argument("--no-replay", action="store_true",
                         help="generate every prompt anew instead of replaying identical "
                              "prompts' greedy generations from earlier runs")
