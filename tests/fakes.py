@@ -63,6 +63,7 @@ class ScriptedGenerator:
         delay: float = 0.0,
     ) -> None:
         self.name = "scripted"
+        self.identity = "scripted"
         self.n_ctx = n_ctx
         self.replies = replies
         self.delay = delay

@@ -175,17 +175,18 @@ def test_stop_names_the_iteration_that_found_nothing_new():
     assert stopped.t == 2 and stopped.reason.describe(stopped.t) == "no new passages at iteration 2"
 
 
-def test_fusion_keeps_the_question_passages_against_a_misleading_draft():
+@pytest.mark.parametrize("mode", ["fusion", "interleave"])
+def test_combined_modes_keep_the_question_passages_against_a_misleading_draft(mode):
     misleading = "Bananas are yellow fruit. Bananas bananas yellow fruit. So the answer is bananas."
     plain = events_of(ScriptedGenerator([misleading, "So the answer is Dijon."]), adaptive=False, top_k=2,
                       query_mode="draft")
     fused = events_of(ScriptedGenerator([misleading, "So the answer is Dijon."]), adaptive=False, top_k=2,
-                      query_mode="fusion")
+                      query_mode=mode)
     first_ids = [p.id for p in fused[-1].iterations[0].passages]
     plain_second = [p.id for p in plain[-1].iterations[1].passages]
     fused_second = [p.id for p in fused[-1].iterations[1].passages]
     assert 5 in plain_second  # the draft alone drags the banana passage in
-    assert first_ids[0] in fused_second  # fusion keeps the question's best passage
+    assert first_ids[0] in fused_second  # the question's best passage stays
     assert [e.query for e in fused if isinstance(e, QueryFormed)][1].startswith(misleading)
 
 
@@ -197,6 +198,16 @@ def test_fuse_is_reciprocal_rank_fusion():
     assert [p.id for p in fused] == [2, 1, 3]  # 2: 1/62+1/61 > 1: 1/61+1/63 > 3: 1/63+1/62
     assert fused[0].score == 0.8
     assert [p.id for p in fuse([[a], [c, b]], 2)] == [1, 3]  # ties keep first-seen order
+
+
+def test_interleave_takes_the_rankings_in_turn_each_passage_once():
+    from iterretgen_tui.engine.iterretgen import interleave
+
+    a, b, c, d = (Passage(i, "t", "T", "s") for i in range(1, 5))
+    assert [p.id for p in interleave([[a, b, c], [b, d, a]], 4)] == [1, 2, 4, 3]
+    assert [p.id for p in interleave([[a, b], [c, d]], 3)] == [1, 3, 2]
+    assert interleave([[a], []], 2) == []  # nothing past the shorter ranking
+    assert [p.id for p in interleave([[a, b], [a, b]], 5)] == [1, 2]
 
 
 def test_unknown_query_mode_is_refused():

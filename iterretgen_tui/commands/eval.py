@@ -192,12 +192,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _replaying(generator):
-    """The chat model behind the memo of greedy generations, keyed by the GGUF file."""
+    """The chat model behind the memo of greedy generations (engine/generation_cache.py)."""
     from ..engine.generation_cache import CachedGenerator
 
-    stat = generator.path.stat()
-    identity = f"{generator.path.name}:{stat.st_size}:{int(stat.st_mtime)}"
-    return CachedGenerator(generator, paths.eval_dir() / "generations.sqlite", identity)
+    return CachedGenerator(generator, paths.eval_dir() / "generations.sqlite")
 
 
 def _judge(args, session):

@@ -25,11 +25,11 @@ class CachedGenerator:
     """Wraps a greedy Generator. ``replayed`` lists, per ``stream`` call, the seconds a
     replayed generation originally took, or None for a fresh one; the caller clears it."""
 
-    def __init__(self, inner: Generator, path: Path, identity: str) -> None:
+    def __init__(self, inner: Generator, path: Path) -> None:
         self.inner = inner
         self.name = inner.name
+        self.identity = inner.identity
         self.n_ctx = inner.n_ctx
-        self.identity = identity
         self.replayed: list[float | None] = []
         self._db = sqlite3.connect(str(path), timeout=60, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")  # two evals may share the memo

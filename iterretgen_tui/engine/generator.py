@@ -13,6 +13,7 @@ Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": ...
 
 class Generator(Protocol):
     name: str
+    identity: str  # what a memo of its greedy outputs is keyed by
     n_ctx: int
 
     def count_tokens(self, text: str) -> int: ...
@@ -63,6 +64,8 @@ class LlamaGenerator:
 
         self.path = Path(model_path)
         self.name = self.path.stem
+        stat = self.path.stat()
+        self.identity = f"{self.path.name}:{stat.st_size}:{int(stat.st_mtime)}"
         self.n_gpu_layers = gpu_layers(device)
         self.device = "cuda" if self.n_gpu_layers else "cpu"
         # Half the cores for decoding and for the prompt alike (llama-cpp-python gives the

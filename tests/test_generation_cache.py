@@ -1,0 +1,75 @@
+"""The eval's memo of greedy generations: replays what was read, never a cancelled one."""
+
+from __future__ import annotations
+
+import threading
+
+from iterretgen_tui.engine import evaluate
+from iterretgen_tui.engine.generation_cache import CachedGenerator
+
+from .fakes import ScriptedGenerator
+
+PROMPT = [{"role": "user", "content": "Where was Gustave Eiffel born?"}]
+
+
+def read(generator, messages=PROMPT, *, max_tokens=16, stop_after=None, cancel=None):
+    pieces = []
+    stream = generator.stream(messages, max_tokens=max_tokens, cancel=cancel or threading.Event())
+    for piece in stream:
+        pieces.append(piece)
+        if stop_after and len(pieces) == stop_after:
+            break
+    stream.close()
+    return "".join(pieces)
+
+
+def test_a_repeated_prompt_is_replayed_with_its_original_cost(tmp_path):
+    inner = ScriptedGenerator(["So the answer is Dijon.", "So the answer is Lyon."])
+    memo = CachedGenerator(inner, tmp_path / "memo.sqlite")
+    assert read(memo) == "So the answer is Dijon."
+    assert read(memo) == "So the answer is Dijon."
+    assert len(inner.prompts) == 1
+    assert memo.replayed[0] is None and memo.replayed[1] >= 0.0
+    # Another process (a later eval) finds it too; another model or budget does not.
+    again = CachedGenerator(inner, tmp_path / "memo.sqlite")
+    assert read(again) == "So the answer is Dijon." and len(inner.prompts) == 1
+    inner.identity = "model-b"
+    other = CachedGenerator(inner, tmp_path / "memo.sqlite")
+    assert read(other) == "So the answer is Lyon."
+    inner.identity = "scripted"
+    assert read(again, max_tokens=3) == "So the answer"
+    assert len(inner.prompts) == 3
+
+
+def test_what_the_reader_stopped_at_is_what_is_replayed(tmp_path):
+    inner = ScriptedGenerator(["So the answer is Dijon. And then more words follow"])
+    memo = CachedGenerator(inner, tmp_path / "memo.sqlite")
+    assert read(memo, stop_after=5) == "So the answer is Dijon."
+    assert read(memo) == "So the answer is Dijon."
+
+
+def test_a_cancelled_generation_is_not_kept(tmp_path):
+    inner = ScriptedGenerator(["So the answer is Dijon."])
+    memo = CachedGenerator(inner, tmp_path / "memo.sqlite")
+    cancel = threading.Event()
+    cancel.set()
+    assert read(memo, cancel=cancel) == ""
+    assert read(memo) == "So the answer is Dijon."
+    assert len(inner.prompts) == 2
+
+
+def test_eval_records_charge_a_replayed_generation_its_original_seconds(tmp_path):
+    from iterretgen_tui.engine.datasets import load_dataset
+
+    from .test_evaluate import fake_retriever, reader, write_dataset
+
+    dataset = load_dataset(write_dataset(tmp_path / "toy"))
+    memo = CachedGenerator(ScriptedGenerator(reader), tmp_path / "memo.sqlite")
+    kwargs = dict(retriever=fake_retriever(dataset), generator=memo, iterations=2, top_k=1)
+    first = evaluate.evaluate_question(dataset.questions[0], **kwargs)
+    second = evaluate.evaluate_question(dataset.questions[0], **kwargs)
+    assert [s["replayed"] for s in first["iterations"]] == [False, False]
+    assert [s["replayed"] for s in second["iterations"]] == [True, True]
+    assert [s["answer"] for s in second["iterations"]] == [s["answer"] for s in first["iterations"]]
+    for fresh, replay in zip(first["iterations"], second["iterations"]):
+        assert replay["seconds"] >= fresh["seconds"] - 0.01
