@@ -2,11 +2,12 @@
 """Issue 6: which retrieval for iteration 2 uses a draft best? Printed as JSON.
 
 Iteration 2's retrieval depends only on the question and the iteration-1 draft, so the
-drafts saved by one `iterretgen-chat eval DATASET --iterations 1` run score every query
-mode without another LLM call. Each mode goes through the loop's own
-``retrieve_with_draft``; retrieval with the question alone is iteration 1.
-Usage: scripts/query_formation.py DATASET_DIR RECORDS.jsonl [--top-k 5] [--embed-backend torch]
-       [--draft-source model|gold]
+drafts saved by one `iterretgen-chat eval DATASET` run score every query mode without
+another LLM call. The shipped modes go through the loop's own ``retrieve_with_draft``;
+the candidates below were tried and not shipped (their figures are in the issue's note).
+Retrieval with the question alone is iteration 1.
+Usage: scripts/query_formation.py DATASET_DIR RECORDS.jsonl [--top-k 5]
+       [--embed-backend auto] [--draft-source model|gold]
 (use the embed backend the records were made with, so iteration 1 is comparable;
 ``--draft-source gold`` puts the gold answer in the draft's place, as eval's diagnostic
 does: how each mode uses a perfect draft).
@@ -19,12 +20,58 @@ import json
 from dataclasses import replace
 from statistics import fmean
 
+import numpy as np
+
 from iterretgen_tui import config
 from iterretgen_tui.commands.eval import open_dataset_retriever
 from iterretgen_tui.engine.datasets import load_dataset
 from iterretgen_tui.engine.evaluate import retrieval_scores
-from iterretgen_tui.engine.iterretgen import QUERY_MODES, form_query, retrieve_with_draft
+from iterretgen_tui.engine.iterretgen import (
+    FUSION_DEPTH, QUERY_MODES, RRF_K, form_query, retrieve_with_draft,
+)
+from iterretgen_tui.engine.prompts import extract_answer
 from iterretgen_tui.session import Session
+
+
+def weighted_fusion(question, draft, retriever, k):
+    """Reciprocal rank fusion with the question's ranking counted twice."""
+    rankings = retriever.retrieve_many([question, form_query(question, draft)], FUSION_DEPTH)
+    scores: dict[int, float] = {}
+    found = {}
+    for weight, ranking in zip((2.0, 1.0), rankings):
+        for rank, passage in enumerate(ranking):
+            scores[passage.id] = scores.get(passage.id, 0.0) + weight / (RRF_K + rank + 1)
+            found.setdefault(passage.id, passage)
+    return [found[i] for i in sorted(scores, key=lambda i: -scores[i])[:k]]
+
+
+def answer_only(question, draft, retriever, k):
+    """Only the draft's extracted answer before the question."""
+    return retriever.retrieve(form_query(question, extract_answer(draft)), k)
+
+
+def embedding_sum(question, draft, retriever, k):
+    """One query vector: the normalised sum of q's and y || q's embeddings."""
+    vectors = retriever.embedder.embed_queries([question, form_query(question, draft)])
+    combined = vectors.sum(axis=0)
+    combined /= np.linalg.norm(combined)
+    return retriever.index.search(combined[None, :].astype(np.float32), k)[0]
+
+
+def anchored(question, draft, retriever, k):
+    """The question's top 3, then the draft query's best passages not among them."""
+    by_question, by_draft = retriever.retrieve_many([question, form_query(question, draft)], k)
+    kept = by_question[:3]
+    seen = {p.id for p in kept}
+    return (kept + [p for p in by_draft if p.id not in seen])[:k]
+
+
+CANDIDATES = {
+    "fusion 2:1 (not shipped)": weighted_fusion,
+    "answer || q (not shipped)": answer_only,
+    "embedding sum (not shipped)": embedding_sum,
+    "question top 3 + draft (not shipped)": anchored,
+}
 
 
 def main() -> None:
@@ -32,7 +79,7 @@ def main() -> None:
     parser.add_argument("dataset")
     parser.add_argument("records")
     parser.add_argument("--top-k", type=int, default=5)
-    parser.add_argument("--embed-backend", default="torch")
+    parser.add_argument("--embed-backend", default="auto")
     parser.add_argument("--draft-source", choices=("model", "gold"), default="model")
     args = parser.parse_args()
 
@@ -45,7 +92,6 @@ def main() -> None:
         records = [r for r in map(json.loads, fh) if r.get("id") in questions]
 
     scores: dict[str, list[dict]] = {"question (t=1)": []}
-    scores.update({f"{mode} (t=2)": [] for mode in QUERY_MODES})
     for record in records:
         question = questions[record["id"]]
         draft = question.answers[0] if args.draft_source == "gold" else record["iterations"][0]["draft"]
@@ -53,7 +99,10 @@ def main() -> None:
         query = form_query(question.text, draft)
         for mode in QUERY_MODES:
             passages = retrieve_with_draft(question.text, query, retriever, args.top_k, mode)
-            scores[f"{mode} (t=2)"].append(retrieval_scores(passages, question))
+            scores.setdefault(f"{mode} (t=2)", []).append(retrieval_scores(passages, question))
+        for name, retrieve in CANDIDATES.items():
+            passages = retrieve(question.text, draft, retriever, args.top_k)
+            scores.setdefault(name, []).append(retrieval_scores(passages, question))
     print(json.dumps({
         "dataset": dataset.name,
         "n": len(records),
