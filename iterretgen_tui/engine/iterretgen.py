@@ -36,10 +36,11 @@ CONVERGENCE_F1 = 0.8  # token-F1 between consecutive answers that counts as "the
 # the rankings of q and y(t-1) || q by reciprocal rank; "interleave" takes their passages
 # in turn (q's best, the draft's best, q's second, ...), so a weak draft cannot push the
 # question's best passages out and a good one always gets slots. The app's settings
-# default to interleave (run() itself defaults to the paper). On all 200 hotpotqa
-# questions with SmolLM2-135M's iteration-1 drafts (scripts/query_formation.py), answer
-# recall at t=2 vs 73.5 at t=1: draft 70.5, fusion 72.5, interleave 74.5; with perfect
-# (gold-answer) drafts: draft 81.0, fusion 77.0, interleave 79.5.
+# default to interleave (run() itself defaults to the paper). With SmolLM2-135M's
+# iteration-1 drafts (scripts/query_formation.py, full sets), answer recall at t=2 minus
+# t=1 on hotpotqa / musique / 2wiki: draft -5.5 / +2.0 / -9.8, fusion 0.0 / +2.0 / -4.3,
+# interleave 0.0 / +0.5 / +1.8; with gold-answer drafts: draft +7.5 / +23.5 / +9.8,
+# fusion +3.5 / +11.0 / +2.4, interleave +6.0 / +22.0 / +7.3.
 QUERY_MODES = ("draft", "fusion", "interleave")
 FUSION_DEPTH = 50  # ranks read from each list before fusing
 RRF_K = 60  # reciprocal rank fusion's usual damping constant
