@@ -27,7 +27,7 @@ from iterretgen_tui.commands.eval import open_dataset_retriever
 from iterretgen_tui.engine.datasets import load_dataset
 from iterretgen_tui.engine.evaluate import retrieval_scores
 from iterretgen_tui.engine.iterretgen import (
-    FUSION_DEPTH, QUERY_MODES, RRF_K, form_query, retrieve_with_draft,
+    FUSION_DEPTH, QUERY_MODES, form_query, fuse, retrieve_with_draft,
 )
 from iterretgen_tui.engine.prompts import extract_answer
 from iterretgen_tui.session import Session
@@ -35,14 +35,8 @@ from iterretgen_tui.session import Session
 
 def weighted_fusion(question, draft, retriever, k):
     """Reciprocal rank fusion with the question's ranking counted twice."""
-    rankings = retriever.retrieve_many([question, form_query(question, draft)], FUSION_DEPTH)
-    scores: dict[int, float] = {}
-    found = {}
-    for weight, ranking in zip((2.0, 1.0), rankings):
-        for rank, passage in enumerate(ranking):
-            scores[passage.id] = scores.get(passage.id, 0.0) + weight / (RRF_K + rank + 1)
-            found.setdefault(passage.id, passage)
-    return [found[i] for i in sorted(scores, key=lambda i: -scores[i])[:k]]
+    by_question, by_draft = retriever.retrieve_many([question, form_query(question, draft)], FUSION_DEPTH)
+    return fuse([by_question, by_question, by_draft], k)
 
 
 def answer_only(question, draft, retriever, k):

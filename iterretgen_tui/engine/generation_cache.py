@@ -3,8 +3,8 @@
 Greedy decoding makes a generation a function of (model, prompt, max_tokens), and an eval
 repeats prompts a lot: iteration 1 of a ``--draft-source gold`` run is iteration 1 of the
 model run, a gold draft forms the same query at t=2 and t=3, and a draft query often
-retrieves the very passages of the previous iteration. Replaying those from SQLite cuts a
-full-set eval by a third to a half on a CPU. Each hit reports the seconds the original
+retrieves the very passages of the previous iteration. Replaying those from SQLite cut
+the full-set model runs by 12-22% and the gold-draft runs by about 80% on a CPU. Each hit reports the seconds the original
 generation took, so the eval's costs stay those of a run without the memo.
 """
 
@@ -59,8 +59,9 @@ class CachedGenerator:
         pieces: list[str] = []
         started = time.perf_counter()
         completed = False
+        inner = self.inner.stream(messages, max_tokens=max_tokens, cancel=cancel)
         try:
-            for piece in self.inner.stream(messages, max_tokens=max_tokens, cancel=cancel):
+            for piece in inner:
                 pieces.append(piece)
                 yield piece
             completed = not cancel.is_set()
@@ -70,6 +71,7 @@ class CachedGenerator:
             completed = not cancel.is_set()
             raise
         finally:
+            inner.close()  # stops decoding at once, as the loop's own close would
             if completed:
                 self._db.execute(
                     "INSERT OR REPLACE INTO generations VALUES (?, ?, ?)",

@@ -39,7 +39,7 @@ class SettingsScreen(ModalScreen[Settings | None]):
                 yield Switch(s.adaptive, id="adaptive")
                 yield Label("Keep earlier iterations' passages")
                 yield Switch(s.keep_passages, id="keep_passages")
-                yield Label("Iteration 2+ retrieval (draft, or fused with the question)")
+                yield Label("Iteration 2+ retrieval (draft alone, fused or interleaved with the question)")
                 yield Select([(m, m) for m in QUERY_MODES], value=s.query_mode, allow_blank=False, id="query_mode")
                 yield Label("LLM (name or .gguf path)")
                 yield Input(s.llm, id="llm")
