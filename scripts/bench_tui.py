@@ -74,6 +74,7 @@ async def measure(recorder: Recorder, settings: Settings, folder: Path, repeats:
             await pilot.pause(0.5)
             while app.current is None or not app.current.done:
                 await pilot.pause(0.05)
+            await pilot.pause(0.5)  # the final render finishes before raw runs block the loop
             app_rates.append(rate(recorder.stamps))
             tokens.append(len(recorder.stamps))
             raw_rates.append(raw_rate(generator, recorder.messages, tokens[-1]))

@@ -60,6 +60,21 @@ def test_int8_drifts_a_little_and_gets_its_own_index(minilm, torch_vectors, tmp_
     fp32_index.close(), int8_index.close()
 
 
+def test_bert_attention_is_fused_into_onnx_runtime_kernels(minilm):
+    """The speed of the ONNX path rests on this fusion (docs/performance.md): a change in
+    the exported graph that the optimizer no longer recognises must fail here, not only
+    show in a benchmark."""
+    import onnx
+
+    for variant in onnx_export.VARIANTS:
+        OnnxEmbedder(minilm, variant=variant)
+        folder = onnx_export.cache_folder(minilm, variant)
+        ops = {node.op_type for node in onnx.load(str(folder / onnx_export.MODEL)).graph.node}
+        assert {"MultiHeadAttention", "SkipLayerNormalization", "EmbedLayerNormalization"} <= ops, variant
+        assert json.loads((folder / onnx_export.MANIFEST).read_text())["fused"]
+    assert "MatMulInteger" in ops and "FastGelu" in ops  # int8: quantised weights, tanh GELU
+
+
 def test_a_damaged_or_missing_export_is_made_again(minilm, tmp_path):
     (paths.cache_dir() / "onnx").unlink()  # this test's own cache, not the shared one
     messages = []

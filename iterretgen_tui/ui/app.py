@@ -289,9 +289,9 @@ class ChatApp(App):
 
     async def finish(self, run: Run, final: FinalAnswer) -> None:
         run.done = True
+        self.save_turn(final)  # before rendering: quitting mid-render loses nothing
         await run.answer.finish(final)
         self.status.set_activity(history_module.stop_summary(final))
-        self.save_turn(final)
 
     def save_turn(self, final: FinalAnswer) -> None:
         try:
