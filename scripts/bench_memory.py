@@ -73,16 +73,20 @@ def main() -> None:
 
     folder = home / "docs"
     folder.mkdir()
-    session = Session(Settings(device="cpu"))
-    session.load_embedder()  # also makes the ONNX export the children load
-    seeds = session.embedder.embed_batch(seed_texts(SCIFACT, 200))
-    with open_folder_index(folder, session.embedder) as index:
-        fill_index(index, realish_vectors(seeds, args.passages))
     runs = []
     for backend in args.backends.split(","):
+        # Each backend's vectors have their own index (int8 ones differ from fp32's).
+        session = Session(Settings(device="cpu", embed_backend=backend))
+        session.load_embedder()  # also makes the ONNX export the child loads
+        seeds = session.embedder.embed_batch(seed_texts(SCIFACT, 200))
+        with open_folder_index(folder, session.embedder) as index:
+            fill_index(index, realish_vectors(seeds, args.passages))
         done = subprocess.run([sys.executable, __file__, "--child", str(folder), backend],
                               capture_output=True, text=True, check=True)
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    for run in runs:
+        if run["passages"] != args.passages:
+            raise SystemExit(f"the {run['backend']} child opened {run['passages']} passages, not {args.passages}")
     report = {"passages": args.passages, "goal_peak_mb": 2048, "runs": runs,
               "index_bytes_on_disk": sum(p.stat().st_size for p in home.rglob("*") if p.is_file() and "indexes" in p.parts)}
     print_report(report, args.out)

@@ -14,6 +14,7 @@ import itertools
 import logging
 import re
 import sqlite3
+import sys
 import threading
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
@@ -56,6 +57,11 @@ log = logging.getLogger(__name__)
 
 SessionFactory = Callable[[Settings], SessionLike]
 MODEL_FIELDS = ("llm", "embedder", "query_encoder", "device")
+# The model decodes in a worker thread that needs the GIL between tokens. At Python's
+# default 5 ms switch interval a rendering UI thread held each token up to that long:
+# the window streamed at 0.79x raw llama-cpp-python, 0.89x at 1 ms, 0.96x at 0.2 ms
+# (scripts/bench_tui.py, one noisy run each).
+GIL_SWITCH_SECONDS = 0.0002
 
 
 def describe(exc: BaseException) -> str:
@@ -126,6 +132,8 @@ class ChatApp(App):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(GIL_SWITCH_SECONDS)
         if self.history is None:
             self.history = History()
         self.query_one("#question", Input).focus()
@@ -135,6 +143,7 @@ class ChatApp(App):
         self.call_after_refresh(self.prepare)
 
     def on_unmount(self) -> None:
+        sys.setswitchinterval(self.switch_interval)
         self.shutdown.set()
         if self.current is not None:
             self.current.cancel.set()
