@@ -294,3 +294,20 @@ async def test_saving_settings_keeps_this_runs_flags_out_of_the_file(tmp_path):
     stored = config.load()
     assert stored.top_k == 7
     assert (stored.llm, stored.embedder) == (config.Settings().llm, config.Settings().embedder)
+
+
+@pilot_test
+async def test_the_window_shortens_the_gil_switch_interval_while_it_runs(tmp_path):
+    """Tokens come from a worker thread; the default 5 ms interval let rendering hold
+    each one back (docs/performance.md). The process gets its own interval back."""
+    import sys
+
+    from iterretgen_tui.ui.app import GIL_SWITCH_SECONDS
+
+    before = sys.getswitchinterval()
+    assert before != GIL_SWITCH_SECONDS
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        assert abs(sys.getswitchinterval() - GIL_SWITCH_SECONDS) < 1e-9  # stored in microseconds
+    assert sys.getswitchinterval() == before
