@@ -72,7 +72,8 @@ def test_bert_attention_is_fused_into_onnx_runtime_kernels(minilm):
         ops = {node.op_type for node in onnx.load(str(folder / onnx_export.MODEL)).graph.node}
         assert {"MultiHeadAttention", "SkipLayerNormalization", "EmbedLayerNormalization"} <= ops, variant
         assert json.loads((folder / onnx_export.MANIFEST).read_text())["fused"]
-    assert "MatMulInteger" in ops  # int8: quantised weights
+        if variant == "int8":
+            assert "MatMulInteger" in ops  # quantised weights
 
 
 def test_a_damaged_or_missing_export_is_made_again(minilm, tmp_path):

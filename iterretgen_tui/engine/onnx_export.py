@@ -8,7 +8,7 @@ an interrupted export is never mistaken for a finished one.
 BERT-family encoders (MiniLM, BGE, E5, GTE) are exported with eager attention, whose
 pattern ONNX Runtime's transformer optimizer fuses into its attention, SkipLayerNorm,
 EmbedLayerNorm and BiasGelu kernels; with batches of 8 this took int8 from 1.1-1.6x to
-1.7-2.1x raw torch on 2 cores (docs/performance.md). "int8" then quantises the MatMul
+1.7-1.9x raw torch on 2 cores (docs/performance.md). "int8" then quantises the MatMul
 weights per output channel (per tensor drifted MiniLM to a mean cosine of 0.95 against
 fp32; per channel keeps 0.995).
 """
