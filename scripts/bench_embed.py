@@ -2,7 +2,7 @@
 """Embedding benchmark (issue 8), printed as JSON:
 
 - passages per second of raw ``SentenceTransformer.encode`` (torch fp32, the naive path)
-  and of each ONNX backend on the same corpus texts, run interleaved in the same process
+  and of each exported backend (ONNX Runtime fp32 and int8, OpenVINO int8) on the same corpus texts, run interleaved in the same process
   (the machine is shared: only ratios measured side by side mean anything), medians of
   ``--repeats`` runs, and each backend's ratio to raw torch;
 - the mean and lowest cosine of each backend's vectors to torch fp32's;
@@ -74,10 +74,10 @@ def main() -> None:
 
     raw = SentenceTransformer(str(path), device="cpu", local_files_only=True)
     backends, export_seconds = {}, {}
-    for variant in ("fp32", "int8"):
+    for name, variant in {"onnx-fp32": "fp32", "onnx-int8": "int8", "openvino-int8": "openvino-int8"}.items():
         started = time.perf_counter()
-        backends[f"onnx-{variant}"] = OnnxEmbedder(path, variant=variant, name=args.embedder, threads=args.threads)
-        export_seconds[f"onnx-{variant}"] = round(time.perf_counter() - started, 1)  # export + load
+        backends[name] = OnnxEmbedder(path, variant=variant, name=args.embedder, threads=args.threads)
+        export_seconds[name] = round(time.perf_counter() - started, 1)  # export + load
     encoders = {"torch": lambda t: raw.encode(t, batch_size=32, normalize_embeddings=True)}
     encoders.update({name: e.embed_batch for name, e in backends.items()})
     for encode in encoders.values():
@@ -119,7 +119,8 @@ def main() -> None:
         query_vectors["torch"] = encoders["torch"](questions)
     for name in corpus:
         report["backends"][name]["ndcg@10"] = ndcg(dataset, doc_ids, corpus[name], query_vectors[name])
-    report["int8_passages_fp32_queries_ndcg@10"] = ndcg(dataset, doc_ids, corpus["onnx-int8"], query_vectors["onnx-fp32"])
+    for name in ("onnx-int8", "openvino-int8"):
+        report[f"{name}_passages_fp32_queries_ndcg@10"] = ndcg(dataset, doc_ids, corpus[name], query_vectors["onnx-fp32"])
     report["corpus_documents"] = len(texts)
 
     print_report(report, args.out)

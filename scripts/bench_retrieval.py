@@ -156,6 +156,7 @@ def main() -> None:
         "torch": SentenceEmbedder(path, device="cpu", name=args.embedder),
         "onnx-fp32": OnnxEmbedder(path, name=args.embedder, threads=args.threads),
         "onnx-int8": OnnxEmbedder(path, variant="int8", name=args.embedder, threads=args.threads),
+        "openvino-int8": OnnxEmbedder(path, variant="openvino-int8", name=args.embedder, threads=args.threads),
     }
     questions = [q.text for q in load_dataset(SCIFACT).questions][: args.queries]
     seeds = embedders["onnx-fp32"].embed_batch(seed_texts(SCIFACT, args.seeds))

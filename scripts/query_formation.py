@@ -27,7 +27,7 @@ from iterretgen_tui.commands.eval import open_dataset_retriever
 from iterretgen_tui.engine.datasets import load_dataset
 from iterretgen_tui.engine.evaluate import retrieval_scores
 from iterretgen_tui.engine.iterretgen import (
-    FUSION_DEPTH, QUERY_MODES, form_query, fuse, retrieve_with_draft,
+    FUSION_DEPTH, QUERY_MODES, form_query, fuse, interleave, retrieve_with_draft,
 )
 from iterretgen_tui.engine.prompts import extract_answer
 from iterretgen_tui.session import Session
@@ -60,7 +60,22 @@ def anchored(question, draft, retriever, k):
     return (kept + [p for p in by_draft if p.id not in seen])[:k]
 
 
+def top_passage_feedback(question, draft, retriever, k):
+    """No draft: the question's ranking in turn with that of its top passage's text || q
+    (pseudo-relevance feedback: the bridge entity of a two-hop question is often in it)."""
+    by_question = retriever.retrieve(question, k)
+    return interleave([by_question, retriever.retrieve(form_query(question, by_question[0].text), k)], k)
+
+
+def passage_neighbours(question, draft, retriever, k):
+    """No draft: the question's ranking in turn with its top two passages' own rankings."""
+    by_question = retriever.retrieve(question, k)
+    return interleave([by_question, *retriever.retrieve_many([p.text for p in by_question[:2]], k)], k)
+
+
 CANDIDATES = {
+    "top passage || q, interleaved (not shipped)": top_passage_feedback,
+    "top-2 passage neighbours, interleaved (not shipped)": passage_neighbours,
     "fusion 2:1 (not shipped)": weighted_fusion,
     "answer || q (not shipped)": answer_only,
     "embedding sum (not shipped)": embedding_sum,

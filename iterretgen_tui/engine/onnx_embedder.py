@@ -1,4 +1,5 @@
-"""sentence-transformers models run by ONNX Runtime on the CPU (see docs/performance.md).
+"""sentence-transformers models exported to ONNX, run by ONNX Runtime or OpenVINO on the CPU
+(see docs/performance.md).
 
 The export is made once per model and variant (engine/onnx_export.py) and loaded from
 ``paths.cache_dir()``; a missing or damaged one is made again. Texts are tokenised
@@ -10,15 +11,18 @@ about 1e-6). Loading needs neither torch nor sentence-transformers once the expo
 from __future__ import annotations
 
 import json
+from collections import deque
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from . import onnx_export
 from .embedder import Embedder, resolve_device
 
-AUTO_ONNX = "onnx-int8"  # what "auto" runs on a CPU: it holds scifact nDCG@10 (docs/performance.md)
+AUTO_ONNX = "openvino-int8"  # what "auto" runs on a CPU: the fastest that holds scifact nDCG@10 (docs/performance.md)
+# Backend setting -> export variant.
+VARIANTS = {"onnx": "fp32", "onnx-int8": "int8", "openvino-int8": "openvino-int8"}
 
 
 def resolve_backend(backend: str, device: str, folders: Sequence[Path]) -> str:
@@ -30,19 +34,69 @@ def resolve_backend(backend: str, device: str, folders: Sequence[Path]) -> str:
     return AUTO_ONNX
 
 
-class _Encoder:
-    """One exported model: tokenizer, ONNX Runtime session, pooling."""
+class _OnnxRuntime:
+    """Batches one after another in an ONNX Runtime session (its threads split each batch)."""
 
-    def __init__(self, folder: Path, threads: int | None) -> None:
+    def __init__(self, model: Path, threads: int | None) -> None:
         import onnxruntime as ort
-        from transformers import AutoTokenizer
 
-        self.manifest = json.loads((folder / onnx_export.MANIFEST).read_text("utf-8"))
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if threads:
             options.intra_op_num_threads = threads
-        self.session = ort.InferenceSession(str(folder / onnx_export.MODEL), options, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+
+    def run(self, batches: Iterable[tuple[np.ndarray, dict]], store: Callable) -> None:
+        for rows, feed in batches:
+            store(rows, self.session.run(None, feed)[0], feed)
+
+
+class _OpenVino:
+    """Batches in flight at once, one per OpenVINO stream: on 2 cores two single-threaded
+    streams beat one two-threaded batch at a time by about 10% (docs/performance.md)."""
+
+    def __init__(self, model: Path, threads: int | None) -> None:
+        import openvino as ov
+
+        config = {"PERFORMANCE_HINT": "THROUGHPUT"}
+        if threads:
+            config["INFERENCE_NUM_THREADS"] = threads
+        self.compiled = ov.Core().compile_model(str(model), "CPU", config)
+        self.jobs = int(self.compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS"))
+
+    def run(self, batches: Iterable[tuple[np.ndarray, dict]], store: Callable) -> None:
+        # Requests per call: the indexer and a question never share one. No Python callback
+        # (AsyncInferQueue's): a stream thread waiting for the GIL while the main thread
+        # frees a compiled model (and joins those threads) deadlocked the test suite.
+        idle: list = []
+        running: deque = deque()
+
+        def finish_oldest() -> None:
+            request, rows, feed = running.popleft()
+            request.wait()
+            store(rows, request.get_output_tensor(0).data, feed)
+            idle.append(request)
+
+        for rows, feed in batches:
+            if len(running) == self.jobs:
+                finish_oldest()
+            request = idle.pop() if idle else self.compiled.create_infer_request()
+            request.start_async(feed)
+            running.append((request, rows, feed))
+        while running:
+            finish_oldest()
+
+
+class _Encoder:
+    """One exported model: tokenizer, runtime, pooling."""
+
+    def __init__(self, folder: Path, threads: int | None) -> None:
+        from transformers import AutoTokenizer
+
+        self.manifest = json.loads((folder / onnx_export.MANIFEST).read_text("utf-8"))
+        variant = self.manifest["variant"]
+        runtime = _OpenVino if variant == "openvino-int8" else _OnnxRuntime
+        self.runtime = runtime(folder / onnx_export.model_file(variant), threads)
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
 
     def encode(self, texts: Sequence[str], batch_size: int, normalize: bool) -> np.ndarray:
@@ -52,13 +106,18 @@ class _Encoder:
         encoded = self.tokenizer(texts, truncation=True, max_length=m["max_seq_length"])
         order = np.argsort([-len(ids) for ids in encoded["input_ids"]], kind="stable")
         out = np.empty((len(texts), m["dim"]), dtype=np.float32)
-        for start in range(0, len(texts), batch_size):
-            rows = order[start : start + batch_size]
-            batch = self.tokenizer.pad({k: [encoded[k][i] for i in rows] for k in encoded}, return_tensors="np")
-            mask = batch["attention_mask"].astype(np.int64)
-            feed = {n: batch[n].astype(np.int64) if n in batch else np.zeros_like(mask) for n in m["inputs"]}
-            hidden = self.session.run(None, feed)[0]
-            out[rows] = _pool(hidden, mask, m["pooling"])
+
+        def batches():
+            for start in range(0, len(texts), batch_size):
+                rows = order[start : start + batch_size]
+                batch = self.tokenizer.pad({k: [encoded[k][i] for i in rows] for k in encoded}, return_tensors="np")
+                mask = batch["attention_mask"].astype(np.int64)
+                yield rows, {n: batch[n].astype(np.int64) if n in batch else np.zeros_like(mask) for n in m["inputs"]}
+
+        def store(rows, hidden, feed):
+            out[rows] = _pool(hidden, feed["attention_mask"], m["pooling"])
+
+        self.runtime.run(batches(), store)
         if normalize:
             out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out
@@ -76,7 +135,7 @@ def load_export(model: Path, variant: str, status: Callable[[str], None] = lambd
     folder = onnx_export.cache_folder(model, variant)
     try:
         manifest = json.loads((folder / onnx_export.MANIFEST).read_text("utf-8"))
-        if manifest.get("version") == onnx_export.EXPORT_VERSION and (folder / onnx_export.MODEL).is_file():
+        if manifest.get("version") == onnx_export.EXPORT_VERSION and (folder / onnx_export.model_file(variant)).is_file():
             return folder
     except (OSError, ValueError):
         pass
@@ -86,7 +145,7 @@ def load_export(model: Path, variant: str, status: Callable[[str], None] = lambd
 
 
 class OnnxEmbedder(Embedder):
-    """The ``SentenceEmbedder`` interface over ONNX Runtime; ``variant`` "fp32" or "int8"."""
+    """The ``SentenceEmbedder`` interface over an export; ``variant`` one of ``onnx_export.VARIANTS``."""
 
     device = "cpu"
 
@@ -121,7 +180,7 @@ class OnnxEmbedder(Embedder):
     def identity(self) -> str:
         # fp32 vectors equal torch's (within 1e-6), so they share its index; int8 ones drift.
         base = super().identity
-        return base if self.variant == "fp32" else f"{base}:{onnx_export.INT8_IDENTITY}"
+        return base if self.variant == "fp32" else f"{base}:{onnx_export.IDENTITIES[self.variant]}"
 
     def embed_batch(self, texts: Sequence[str], *, queries: bool = False) -> np.ndarray:
         if not texts:

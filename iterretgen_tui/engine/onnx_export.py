@@ -10,7 +10,9 @@ pattern ONNX Runtime's transformer optimizer fuses into its attention, SkipLayer
 EmbedLayerNorm and BiasGelu kernels; with batches of 8 this took int8 from 1.1-1.6x to
 1.7-1.9x raw torch on 2 cores (docs/performance.md). "int8" then quantises the MatMul
 weights per output channel (per tensor drifted MiniLM to a mean cosine of 0.95 against
-fp32; per channel keeps 0.995).
+fp32; per channel keeps 0.995). "openvino-int8" leaves the graph unfused (OpenVINO reads
+standard ONNX operators and fuses on its own) and quantises weights and activations
+(engine/openvino_quantize.py) into an OpenVINO model, the fastest on a CPU.
 """
 
 from __future__ import annotations
@@ -28,13 +30,14 @@ from pathlib import Path
 from .. import paths
 
 EXPORT_VERSION = "2"  # bump when the exported graph or the manifest changes
-VARIANTS = ("fp32", "int8")
-# How int8 vectors are named in index identities: a new quantisation gets a new name, so
-# its vectors never share an index with an older one's.
-INT8_IDENTITY = "int8-fused"
+VARIANTS = ("fp32", "int8", "openvino-int8")
+# How quantised vectors are named in index identities: a new quantisation gets a new name,
+# so its vectors never share an index with an older one's.
+IDENTITIES = {"int8": "int8-fused", "openvino-int8": "openvino-int8"}
 _FUSABLE = {"bert"}  # config.model_type values ONNX Runtime's "bert" fusion recognises
 MANIFEST = "manifest.json"
 MODEL = "model.onnx"
+OPENVINO_MODEL = "model.xml"  # with model.bin beside it
 _SUPPORTED_MODULES = {"Transformer", "Pooling", "Normalize"}
 _SUPPORTED_POOLING = ("mean", "cls")
 
@@ -76,8 +79,12 @@ def cache_folder(model: Path, variant: str) -> Path:
     return paths.cache_dir() / "onnx" / f"{model.name}-{variant}-{digest.hexdigest()[:12]}"
 
 
+def model_file(variant: str) -> str:
+    return OPENVINO_MODEL if variant == "openvino-int8" else MODEL
+
+
 def export(model: Path, target: Path, variant: str) -> None:
-    """Write ``target`` (model.onnx, the tokenizer, manifest.json) from ``model``."""
+    """Write ``target`` (the model file, the tokenizer, manifest.json) from ``model``."""
     import torch
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as transformers_logging
@@ -91,7 +98,7 @@ def export(model: Path, target: Path, variant: str) -> None:
     st = SentenceTransformer(str(model), device="cpu", local_files_only=True)
     transformer = st[0]
     encoder = transformer.auto_model.eval()
-    fusable = encoder.config.model_type in _FUSABLE
+    fusable = encoder.config.model_type in _FUSABLE and variant != "openvino-int8"
     if fusable:
         encoder.set_attn_implementation("eager")  # SDPA's exported pattern is not fused
     accepted = inspect.signature(encoder.forward).parameters
@@ -116,15 +123,21 @@ def export(model: Path, target: Path, variant: str) -> None:
             warnings.simplefilter("ignore")  # tracer and deprecation notes about the export itself
             torch.onnx.export(LastHiddenState(), tuple(sample[n] for n in names), str(exported), input_names=names,
                               output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
-        fused = staging / ("fused.onnx" if variant == "int8" else MODEL)
+        graph = exported
         if fusable:
-            _fuse(exported, fused, encoder.config)
-            exported.unlink()
-        else:
-            exported.rename(fused)
+            graph = staging / "fused.onnx"
+            _fuse(exported, graph, encoder.config)
         if variant == "int8":
-            _quantize(fused, staging / MODEL)
-            fused.unlink()
+            _quantize(graph, staging / MODEL)
+        elif variant == "openvino-int8":
+            from .openvino_quantize import quantize
+
+            with _quiet():
+                quantize(graph, staging / OPENVINO_MODEL, st.tokenizer, names, int(st.max_seq_length))
+        else:
+            graph.rename(staging / MODEL)
+        for leftover in (exported, staging / "fused.onnx"):
+            leftover.unlink(missing_ok=True)
         st.tokenizer.save_pretrained(str(staging))
         pooling = next((m for m in st if type(m).__name__ == "Pooling"), None)
         manifest = {
