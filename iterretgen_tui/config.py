@@ -31,7 +31,7 @@ class Settings:
     top_k: int = 5
     adaptive: bool = True  # stop early when consecutive answers converge
     keep_passages: bool = False  # carry earlier iterations' best passages forward
-    query_mode: str = "interleave"  # how iteration t >= 2 retrieves (engine.iterretgen.QUERY_MODES)
+    query_mode: str = "feedback"  # how iteration t >= 2 retrieves (engine.iterretgen.QUERY_MODES)
     n_ctx: int = 4096
     max_tokens: int = 256
     passage_words: int = 100

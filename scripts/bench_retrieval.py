@@ -136,6 +136,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=1000, help="real passages the synthetic vectors are shaped on")
     parser.add_argument("--embedder", default="all-minilm-l6-v2")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--backends", default="torch,onnx-fp32,onnx-int8,openvino-int8",
+                        help="query encoders timed in turn on each question; one alone shows its latency "
+                             "without the others' idle threads spinning beside it")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
@@ -152,20 +155,22 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     faiss.omp_set_num_threads(args.threads)
     path = models.resolve_embedder(args.embedder)
-    embedders = {
-        "torch": SentenceEmbedder(path, device="cpu", name=args.embedder),
-        "onnx-fp32": OnnxEmbedder(path, name=args.embedder, threads=args.threads),
-        "onnx-int8": OnnxEmbedder(path, variant="int8", name=args.embedder, threads=args.threads),
-        "openvino-int8": OnnxEmbedder(path, variant="openvino-int8", name=args.embedder, threads=args.threads),
+    reference = OnnxEmbedder(path, name=args.embedder, threads=args.threads)  # fp32: seeds and ANN queries
+    makers = {
+        "torch": lambda: SentenceEmbedder(path, device="cpu", name=args.embedder),
+        "onnx-fp32": lambda: reference,
+        "onnx-int8": lambda: OnnxEmbedder(path, variant="int8", name=args.embedder, threads=args.threads),
+        "openvino-int8": lambda: OnnxEmbedder(path, variant="openvino-int8", name=args.embedder, threads=args.threads),
     }
+    embedders = {name: makers[name]() for name in args.backends.split(",")}
     questions = [q.text for q in load_dataset(SCIFACT).questions][: args.queries]
-    seeds = embedders["onnx-fp32"].embed_batch(seed_texts(SCIFACT, args.seeds))
+    seeds = reference.embed_batch(seed_texts(SCIFACT, args.seeds))
     for embedder in embedders.values():
         embedder.embed_queries(questions[:4])  # warm up
     report = {"threads": args.threads, "queries": len(questions), "seed_passages": len(seeds),
               "load_average_at_start": os.getloadavg()}
     report["end_to_end"] = end_to_end(embedders, seeds, questions, args.passages, home)
-    query_vectors = embedders["onnx-fp32"].embed_queries(questions)
+    query_vectors = reference.embed_queries(questions)
     report["ann"] = ann(seeds, query_vectors, args.ann_vectors, [int(x) for x in args.nprobe.split(",")])
 
     report["load_average_at_end"] = os.getloadavg()

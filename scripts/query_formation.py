@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Issue 6: which retrieval for iteration 2 uses a draft best? Printed as JSON.
 
-Iteration 2's retrieval depends only on the question and the iteration-1 draft, so the
-drafts saved by one `iterretgen-chat eval DATASET` run score every query mode without
+Iteration 2's retrieval depends only on the question, its own top passage and the
+iteration-1 draft, so the drafts saved by one `iterretgen-chat eval DATASET` run score every query mode without
 another LLM call. The shipped modes go through the loop's own ``retrieve_with_draft``;
 the candidates below were tried and not shipped (their figures are in the issue's note).
 Retrieval with the question alone is iteration 1.
@@ -67,6 +67,19 @@ def top_passage_feedback(question, draft, retriever, k):
     return interleave([by_question, retriever.retrieve(form_query(question, by_question[0].text), k)], k)
 
 
+def draft_and_top_passage(question, draft, retriever, k):
+    """The question's ranking in turn with that of y || top passage || q."""
+    by_question = retriever.retrieve(question, k)
+    return interleave([by_question, retriever.retrieve(form_query(question, f"{draft}\n{by_question[0].text}"), k)], k)
+
+
+def two_passages_feedback(question, draft, retriever, k):
+    """The question's ranking in turn with those of its top two passages, each || q."""
+    by_question = retriever.retrieve(question, k)
+    queries = [form_query(question, p.text) for p in by_question[:2]]
+    return interleave([by_question, *retriever.retrieve_many(queries, k)], k)
+
+
 def passage_neighbours(question, draft, retriever, k):
     """No draft: the question's ranking in turn with its top two passages' own rankings."""
     by_question = retriever.retrieve(question, k)
@@ -76,6 +89,8 @@ def passage_neighbours(question, draft, retriever, k):
 CANDIDATES = {
     "top passage || q, interleaved (not shipped)": top_passage_feedback,
     "top-2 passage neighbours, interleaved (not shipped)": passage_neighbours,
+    "y || top passage || q, interleaved (not shipped)": draft_and_top_passage,
+    "top-2 passages || q, interleaved (not shipped)": two_passages_feedback,
     "fusion 2:1 (not shipped)": weighted_fusion,
     "answer || q (not shipped)": answer_only,
     "embedding sum (not shipped)": embedding_sum,
@@ -104,10 +119,11 @@ def main() -> None:
     for record in records:
         question = questions[record["id"]]
         draft = question.answers[0] if args.draft_source == "gold" else record["iterations"][0]["draft"]
-        scores["question (t=1)"].append(retrieval_scores(retriever.retrieve(question.text, args.top_k), question))
+        first = retriever.retrieve(question.text, args.top_k)
+        scores["question (t=1)"].append(retrieval_scores(first, question))
         query = form_query(question.text, draft)
         for mode in QUERY_MODES:
-            passages = retrieve_with_draft(question.text, query, retriever, args.top_k, mode)
+            passages = retrieve_with_draft(question.text, query, retriever, args.top_k, mode, first[0])
             scores.setdefault(f"{mode} (t=2)", []).append(retrieval_scores(passages, question))
         for name, retrieve in CANDIDATES.items():
             passages = retrieve(question.text, draft, retriever, args.top_k)

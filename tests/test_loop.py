@@ -175,7 +175,7 @@ def test_stop_names_the_iteration_that_found_nothing_new():
     assert stopped.t == 2 and stopped.reason.describe(stopped.t) == "no new passages at iteration 2"
 
 
-@pytest.mark.parametrize("mode", ["fusion", "interleave"])
+@pytest.mark.parametrize("mode", ["fusion", "interleave", "feedback"])
 def test_combined_modes_keep_the_question_passages_against_a_misleading_draft(mode):
     misleading = "Bananas are yellow fruit. Bananas bananas yellow fruit. So the answer is bananas."
     plain = events_of(ScriptedGenerator([misleading, "So the answer is Dijon."]), adaptive=False, top_k=2,
@@ -188,6 +188,21 @@ def test_combined_modes_keep_the_question_passages_against_a_misleading_draft(mo
     assert 5 in plain_second  # the draft alone drags the banana passage in
     assert first_ids[0] in fused_second  # the question's best passage stays
     assert [e.query for e in fused if isinstance(e, QueryFormed)][1].startswith(misleading)
+
+
+def test_feedback_mode_adds_the_previous_top_passage_as_a_query():
+    asked = []
+    recording = retriever()
+    plain_many = recording.retrieve_many
+    recording.retrieve_many = lambda queries, k: asked.append(list(queries)) or plain_many(queries, k)
+    draft = "The Eiffel Tower was built by Gustave Eiffel. So the answer is Paris."
+    events = events_of(ScriptedGenerator([draft, "So the answer is Dijon."]), adaptive=False,
+                       query_mode="feedback", retriever=recording)
+    question = "Where was the builder of the Eiffel Tower born?"
+    lead = events[-1].iterations[0].passages[0]
+    assert asked == [[question], [question, f"{lead.text}\n{question}", f"{draft}\n{question}"]]
+    second = [p.id for p in events[-1].iterations[1].passages]
+    assert second[0] == lead.id and len(second) == 2  # the question's best passage leads
 
 
 def test_fuse_is_reciprocal_rank_fusion():

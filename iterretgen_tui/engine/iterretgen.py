@@ -35,13 +35,16 @@ CONVERGENCE_F1 = 0.8  # token-F1 between consecutive answers that counts as "the
 # How iteration t >= 2 retrieves: "draft" is the paper's y(t-1) || q alone; "fusion" merges
 # the rankings of q and y(t-1) || q by reciprocal rank; "interleave" takes their passages
 # in turn (q's best, the draft's best, q's second, ...), so a weak draft cannot push the
-# question's best passages out and a good one always gets slots. The app's settings
-# default to interleave (run() itself defaults to the paper). With SmolLM2-135M's
-# iteration-1 drafts (scripts/query_formation.py, full sets), answer recall at t=2 minus
-# t=1 on hotpotqa / musique / 2wiki: draft -5.5 / +2.0 / -9.8, fusion 0.0 / +2.0 / -4.3,
-# interleave 0.0 / +0.5 / +1.8; with gold-answer drafts: draft +7.5 / +23.5 / +9.8,
-# fusion +3.5 / +11.0 / +2.4, interleave +6.0 / +22.0 / +7.3.
-QUERY_MODES = ("draft", "fusion", "interleave")
+# question's best passages out and a good one always gets slots; "feedback" interleaves
+# three rankings: q's, that of the previous iteration's top passage || q (what a two-hop
+# question's first hop found names its bridge), and the draft's. The app's settings
+# default to feedback (run() itself defaults to the paper). Answer recall at t=2 minus
+# t=1 (scripts/query_formation.py, full sets, OpenVINO int8 MiniLM, top 5), on hotpotqa /
+# musique / 2wiki, with SmolLM2-135M's iteration-1 drafts: draft -5.0 / +0.5 / -9.2,
+# fusion +0.5 / +2.5 / -6.1, interleave 0.0 / 0.0 / +0.6, feedback +3.0 / +4.5 / +5.5;
+# with the gold answer as the draft: draft +10.0 / +23.5 / +8.5, fusion +5.0 / +9.5 /
+# +3.6, interleave +6.0 / +18.5 / +7.9, feedback +8.0 / +19.5 / +11.0.
+QUERY_MODES = ("draft", "fusion", "interleave", "feedback")
 FUSION_DEPTH = 50  # ranks read from each list before fusing
 RRF_K = 60  # reciprocal rank fusion's usual damping constant
 
@@ -80,14 +83,17 @@ def interleave(rankings: Sequence[Sequence[Passage]], k: int) -> list[Passage]:
 
 
 def retrieve_with_draft(
-    question: str, query: str, retriever: PassageRetriever, k: int, mode: str
+    question: str, query: str, retriever: PassageRetriever, k: int, mode: str, lead: Passage | None = None
 ) -> list[Passage]:
-    """Iteration t >= 2's passages for its draft-augmented ``query``."""
+    """Iteration t >= 2's passages for its draft-augmented ``query``; ``lead`` is the
+    previous iteration's top passage ("feedback" mode)."""
     if mode == "fusion":
         by_question, by_draft = retriever.retrieve_many([question, query], max(k, FUSION_DEPTH))
         return fuse([by_question, by_draft], k)
-    if mode == "interleave":
+    if mode == "interleave" or (mode == "feedback" and lead is None):
         return interleave(retriever.retrieve_many([question, query], k), k)
+    if mode == "feedback":
+        return interleave(retriever.retrieve_many([question, form_query(question, lead.text), query], k), k)
     if mode != "draft":
         raise ValueError(f"query mode must be one of {', '.join(QUERY_MODES)}, not {mode!r}")
     return retriever.retrieve(query, k)
@@ -150,7 +156,8 @@ def run(
         else:
             query = form_query(question, (draft_for_query or (lambda d: d))(previous.draft))
             yield QueryFormed(t, query)
-            retrieved = retrieve_with_draft(question, query, retriever, top_k, query_mode)
+            lead = previous.passages[0] if previous.passages else None
+            retrieved = retrieve_with_draft(question, query, retriever, top_k, query_mode, lead)
         yield PassagesRetrieved(t, tuple(retrieved))
         if adaptive and previous and no_new_passages(retrieved, previous.passages):
             reason = StopReason.SAME_PASSAGES
