@@ -113,8 +113,8 @@ def test_bert_attention_is_fused_into_onnx_runtime_kernels(minilm):
 def test_a_damaged_or_missing_export_is_made_again(minilm, tmp_path):
     (paths.cache_dir() / "onnx").unlink()  # this test's own cache, not the shared one
     messages = []
-    OnnxEmbedder(minilm, status=messages.append)
-    assert messages and "preparing the ONNX fp32 model" in messages[0]
+    OnnxEmbedder(minilm, name="all-minilm-l6-v2", status=messages.append)
+    assert messages and "preparing the fp32 export of all-minilm-l6-v2" in messages[0]
     folder = onnx_export.cache_folder(minilm, "fp32")
     assert json.loads((folder / onnx_export.MANIFEST).read_text())["max_seq_length"] == 256
 

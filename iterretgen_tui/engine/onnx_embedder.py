@@ -136,8 +136,11 @@ def _pool(hidden: np.ndarray, mask: np.ndarray, mode: str) -> np.ndarray:
     return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
 
-def load_export(model: Path, variant: str, status: Callable[[str], None] = lambda message: None) -> Path:
-    """The cached export of ``model``, made first if it is missing or unreadable."""
+def load_export(
+    model: Path, variant: str, status: Callable[[str], None] = lambda message: None, label: str | None = None
+) -> Path:
+    """The cached export of ``model``, made first if it is missing or unreadable; ``label``
+    names the model in the message (the embedded one's folder is just "model")."""
     folder = onnx_export.cache_folder(model, variant)
     try:
         manifest = json.loads((folder / onnx_export.MANIFEST).read_text("utf-8"))
@@ -145,7 +148,7 @@ def load_export(model: Path, variant: str, status: Callable[[str], None] = lambd
             return folder
     except (OSError, ValueError):
         pass
-    status(f"preparing the ONNX {variant} model for {model.name} (once; about a minute)")
+    status(f"preparing the {variant} export of {label or model.name} (once; about a minute)")
     onnx_export.export(model, folder, variant)
     return folder
 
@@ -174,7 +177,7 @@ class OnnxEmbedder(Embedder):
         self.dim = int(self._model.manifest["dim"])
 
     def _open(self, model: Path, threads: int | None, status: Callable[[str], None]) -> _Encoder:
-        folder = load_export(model, self.variant, status)
+        folder = load_export(model, self.variant, status, self.name if model == self.path else None)
         try:
             return _Encoder(folder, threads)
         except Exception:  # damaged on disk (ONNX Runtime and tokenizers raise their own types)
