@@ -100,9 +100,13 @@ def load(overrides: dict[str, Any] | None = None, *, config_path: Path | None = 
 
 
 def save(settings: Settings, *, config_path: Path | None = None) -> Path:
-    """Write the settings atomically, so a crash never leaves a half-written file."""
+    """Write the settings atomically, so a crash never leaves a half-written file. Only
+    values that differ from the defaults are written: the rest follow the defaults of the
+    version that runs (a better default reaches users who never chose otherwise)."""
     path = config_path or paths.config_file()
     tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(tomli_w.dumps(asdict(settings)), "utf-8")
+    defaults = asdict(Settings())
+    chosen = {name: value for name, value in asdict(settings).items() if value != defaults[name]}
+    tmp.write_text(tomli_w.dumps(chosen), "utf-8")
     tmp.replace(path)
     return path

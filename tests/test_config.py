@@ -22,6 +22,14 @@ def test_save_round_trip():
     assert config.load() == settings
 
 
+def test_save_leaves_defaults_to_the_version_that_runs():
+    """A value equal to the default is not written, so a later version's better default
+    reaches the user (the whole file pinned every default before)."""
+    path = config.save(config.Settings(top_k=9))
+    assert path.read_text().strip() == "top_k = 9"
+    assert config.load() == config.Settings(top_k=9)
+
+
 @pytest.mark.parametrize(
     "text, message",
     [("top_k = 0", "top_k must be at least 1"), ("colour = 1", "unknown setting"),
