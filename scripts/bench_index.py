@@ -51,7 +51,8 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--embedder", default="all-minilm-l6-v2")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--embed-backend", default="auto", help="the indexer's embedder: auto, torch, onnx, onnx-int8, openvino-int8")
+    parser.add_argument("--embed-backend", default="auto",
+                        help="the indexer's embedder: auto, torch, onnx, onnx-int8, openvino-int8")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
