@@ -3,8 +3,9 @@
 
 - passages per second of raw ``SentenceTransformer.encode`` (torch fp32, the naive path)
   and of each exported backend (ONNX Runtime fp32 and int8, OpenVINO int8) on the same
-  corpus texts, run interleaved in the same process (the machine is shared: only ratios measured side by side mean anything), medians of
-  ``--repeats`` runs, and each backend's ratio to raw torch;
+  corpus texts, run interleaved in the same process (the machine is shared: only ratios
+  measured side by side mean anything), medians of ``--repeats`` runs, and each backend's
+  ratio to raw torch;
 - the mean and lowest cosine of each backend's vectors to torch fp32's;
 - nDCG@10 on a retrieval dataset (scifact) per backend, queries and passages on the same
   backend, exact inner-product search; ``--ndcg-torch`` adds torch itself (slow).
