@@ -54,7 +54,7 @@ class Session:
         if backend == "torch":
             self.embedder = embedder.SentenceEmbedder(embedder_path, device=settings.device, **options)
         else:
-            variant = onnx_embedder.VARIANTS[backend]
+            variant = onnx_embedder.BACKEND_VARIANTS[backend]
             self.embedder = onnx_embedder.OnnxEmbedder(embedder_path, variant=variant, status=status, **options)
 
     def open_folder(

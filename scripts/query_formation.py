@@ -2,8 +2,8 @@
 """Issue 6: which retrieval for iteration 2 uses a draft best? Printed as JSON.
 
 Iteration 2's retrieval depends only on the question, its own top passage and the
-iteration-1 draft, so the drafts saved by one `iterretgen-chat eval DATASET` run score every query mode without
-another LLM call. The shipped modes go through the loop's own ``retrieve_with_draft``;
+iteration-1 draft, so the drafts saved by one `iterretgen-chat eval DATASET` run score
+every query mode without another LLM call. The shipped modes go through the loop's own ``retrieve_with_draft``;
 the candidates below were tried and not shipped (their figures are in the issue's note).
 Retrieval with the question alone is iteration 1.
 Usage: scripts/query_formation.py DATASET_DIR RECORDS.jsonl [--top-k 5]

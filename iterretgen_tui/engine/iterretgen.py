@@ -90,10 +90,11 @@ def retrieve_with_draft(
     if mode == "fusion":
         by_question, by_draft = retriever.retrieve_many([question, query], max(k, FUSION_DEPTH))
         return fuse([by_question, by_draft], k)
-    if mode == "interleave" or (mode == "feedback" and lead is None):
-        return interleave(retriever.retrieve_many([question, query], k), k)
-    if mode == "feedback":
-        return interleave(retriever.retrieve_many([question, form_query(question, lead.text), query], k), k)
+    if mode in ("interleave", "feedback"):
+        queries = [question, query]
+        if mode == "feedback" and lead is not None:
+            queries.insert(1, form_query(question, lead.text))
+        return interleave(retriever.retrieve_many(queries, k), k)
     if mode != "draft":
         raise ValueError(f"query mode must be one of {', '.join(QUERY_MODES)}, not {mode!r}")
     return retriever.retrieve(query, k)

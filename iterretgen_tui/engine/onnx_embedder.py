@@ -21,8 +21,8 @@ from . import onnx_export
 from .embedder import Embedder, resolve_device
 
 AUTO_ONNX = "openvino-int8"  # what "auto" runs on a CPU: the fastest that holds scifact nDCG@10 (docs/performance.md)
-# Backend setting -> export variant.
-VARIANTS = {"onnx": "fp32", "onnx-int8": "int8", "openvino-int8": "openvino-int8"}
+# Backend setting -> export variant (onnx_export.VARIANTS).
+BACKEND_VARIANTS = {"onnx": "fp32", "onnx-int8": "int8", "openvino-int8": "openvino-int8"}
 
 
 def resolve_backend(backend: str, device: str, folders: Sequence[Path]) -> str:
@@ -117,8 +117,7 @@ class _Encoder:
             for start in range(0, len(texts), batch_size):
                 rows = order[start : start + batch_size]
                 batch = self.tokenizer.pad({k: [encoded[k][i] for i in rows] for k in encoded}, return_tensors="np")
-                mask = batch["attention_mask"].astype(np.int64)
-                yield rows, {n: batch[n].astype(np.int64) if n in batch else np.zeros_like(mask) for n in m["inputs"]}
+                yield rows, onnx_export.model_feed(batch, m["inputs"])
 
         def store(rows, hidden, feed):
             out[rows] = _pool(hidden, feed["attention_mask"], m["pooling"])

@@ -83,6 +83,15 @@ def model_file(variant: str) -> str:
     return OPENVINO_MODEL if variant == "openvino-int8" else MODEL
 
 
+def model_feed(encoded, names) -> dict:
+    """The exported graph's int64 inputs from a tokenizer's numpy output; a tokenizer
+    without token types gets zeros, as the encoder assumes."""
+    import numpy as np
+
+    ids = encoded["input_ids"]
+    return {n: np.asarray(encoded[n], dtype=np.int64) if n in encoded else np.zeros(ids.shape, np.int64) for n in names}
+
+
 def export(model: Path, target: Path, variant: str) -> None:
     """Write ``target`` (the model file, the tokenizer, manifest.json) from ``model``."""
     import torch

@@ -53,15 +53,13 @@ def import_nncf():
 
 def quantize(source: Path, target: Path, tokenizer, inputs: Sequence[str], max_length: int) -> None:
     """Write ``target`` (an OpenVINO .xml with its .bin) from the fp32 ONNX ``source``."""
-    import numpy as np
     import openvino as ov
 
+    from .onnx_export import model_feed
+
     nncf = import_nncf()
-    samples = []
-    for text in calibration_texts():
-        encoded = tokenizer([text], truncation=True, max_length=max_length, return_tensors="np")
-        samples.append({n: encoded[n].astype(np.int64) if n in encoded else np.zeros_like(encoded["input_ids"], dtype=np.int64)
-                        for n in inputs})
+    samples = [model_feed(tokenizer([text], truncation=True, max_length=max_length, return_tensors="np"), inputs)
+               for text in calibration_texts()]
     # read_model, not convert_model: the converter sends telemetry of its own.
     model = ov.Core().read_model(str(source))
     # NNCF draws progress bars on stdout, which carries --json output and the TUI's screen.
