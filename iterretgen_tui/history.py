@@ -65,7 +65,9 @@ def final_from_json(text: str) -> FinalAnswer:
         sources=_passages(data["sources"]),
         stop_reason=StopReason(data["stop_reason"]),
         iterations=tuple(
-            IterationTrace(**{**trace, "passages": _passages(trace["passages"])})
+            IterationTrace(**{
+                **trace, "passages": _passages(trace["passages"]), "searches": tuple(trace.get("searches", ())),
+            })
             for trace in data["iterations"]
         ),
         stopped_at=data["stopped_at"],

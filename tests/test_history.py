@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from iterretgen_tui import history, paths
 from iterretgen_tui.engine.events import FinalAnswer, IterationTrace, StopReason
 from iterretgen_tui.engine.passages import Passage
@@ -13,7 +15,8 @@ P2 = Passage(9, "The tower is in Paris.", "Tower", "/docs/t.md", "", 0.5)
 def final(question: str = "Where was Eiffel born?") -> FinalAnswer:
     traces = (
         IterationTrace(1, question, (P2,), "It is in Paris. So the answer is Paris.", "Paris", 1.25),
-        IterationTrace(2, "draft\n" + question, (P1, P2), "Born in Dijon. So the answer is Dijon.", "Dijon", 2.5, 300, True),
+        IterationTrace(2, "draft\n" + question, (P1, P2), "Born in Dijon. So the answer is Dijon.", "Dijon", 2.5, 300, True,
+                       ("the question", "the draft + the question")),
     )
     return FinalAnswer(question, "Dijon", traces[-1].draft, (P1, P2), StopReason.CONVERGED, traces, 2)
 
@@ -28,6 +31,12 @@ def test_a_turn_comes_back_exactly_as_it_was_saved():
     assert conversation.turns == (final(), final("And the tower?"))
     assert conversation.turns[0].stop_reason is StopReason.CONVERGED
     store.close()
+
+
+def test_a_turn_saved_before_searches_were_recorded_still_opens():
+    saved = re.sub(r', "searches": \[[^]]*\]', "", history.final_to_json(final()))
+    assert '"searches"' not in saved
+    assert [trace.searches for trace in history.final_from_json(saved).iterations] == [(), ()]
 
 
 def test_recent_lists_newest_first_with_turn_counts():

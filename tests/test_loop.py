@@ -200,9 +200,26 @@ def test_feedback_mode_adds_the_previous_top_passage_as_a_query():
                        query_mode="feedback", retriever=recording)
     question = "Where was the builder of the Eiffel Tower born?"
     lead = events[-1].iterations[0].passages[0]
-    assert asked == [[question], [question, f"{lead.text}\n{question}", f"{draft}\n{question}"]]
+    # The lead as the index embedded it: its title, then its text.
+    assert asked == [[question], [question, f"{lead.title}\n{lead.text}\n{question}", f"{draft}\n{question}"]]
     second = [p.id for p in events[-1].iterations[1].passages]
     assert second[0] == lead.id and len(second) == 2  # the question's best passage leads
+    named = ("the question", f"the last top passage ({lead.title}) + the question", "the draft + the question")
+    assert [e.searches for e in events if isinstance(e, QueryFormed)] == [("the question",), named]
+    assert [trace.searches for trace in events[-1].iterations] == [("the question",), named]
+
+
+def test_each_mode_names_its_searches_in_merge_order():
+    from iterretgen_tui.engine.iterretgen import searches
+
+    untitled = Passage(3, "Gustave Eiffel was born in Dijon.", "", "/docs/notes.txt", "lines 1-2")
+    assert list(searches("q?", "y\nq?", "draft")) == ["the draft + the question"]
+    assert list(searches("q?", "y\nq?", "fusion")) == list(searches("q?", "y\nq?", "interleave")) == [
+        "the question", "the draft + the question"]
+    feedback = searches("q?", "y\nq?", "feedback", untitled)
+    assert feedback == {"the question": "q?",
+                        f"the last top passage ({untitled.citation}) + the question": f"{untitled.text}\nq?",
+                        "the draft + the question": "y\nq?"}
 
 
 def test_fuse_is_reciprocal_rank_fusion():

@@ -62,7 +62,8 @@ async def test_question_streams_each_iteration_then_the_cited_answer(tmp_path):
         assert answers(app)[-1].source.endswith("Gustave Eiffel was")
         second = app.query_one("#iteration-2", IterationPane)
         assert second.border_title == "Iteration 2"
-        assert "So the answer is Paris." in str(second.query_one(".query", Static).render())
+        query = str(second.query_one(".query", Static).render())
+        assert "So the answer is Paris." in query and "Searched with" not in query  # the paper's mode: one search
         labels = [str(o.prompt) for o in second.query_one(OptionList).options]
         assert "docs/france.md (lines 1-3)" in labels[1] and "France" in labels[1]
 
@@ -187,6 +188,8 @@ async def test_settings_are_saved_and_used_for_the_next_question(tmp_path):
         assert sessions[0].asked[-1][1]["query_mode"] == "fusion"
         assert [p.border_title for p in app.query(IterationPane)] == ["Iteration 1", "Iteration 2"]
         assert "reached the maximum (2 iterations)" in status_text(app)
+        query = str(app.query_one("#iteration-2 .query", Static).render())
+        assert "Searched with the question; the draft + the question" in query  # fusion's two searches
 
 
 @pilot_test
@@ -229,6 +232,7 @@ async def test_history_reopens_a_conversation_with_its_iterations(tmp_path):
         assert "**Answer:** Dijon" in view.source
         assert draft_source(app, 2) == DRAFTS[1]
         assert app.conversation_id == app.history.recent()[0].id
+        assert str(app.query_one("#iteration-2 .query", Static).render()).startswith("Query: ")
 
 
 @pilot_test

@@ -36,7 +36,8 @@ class IterationStarted:
 @dataclass(frozen=True)
 class QueryFormed:
     t: int
-    query: str
+    query: str  # the paper's query: the question at t = 1, the last draft + question after
+    searches: tuple[str, ...] = ()  # every search the iteration merges, by name
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class IterationTrace:
     seconds: float
     prompt_tokens: int = 0
     trimmed: bool = False
+    searches: tuple[str, ...] = ()  # as in QueryFormed; () in history saved before it
 
 
 @dataclass(frozen=True)

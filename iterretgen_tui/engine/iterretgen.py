@@ -82,22 +82,31 @@ def interleave(rankings: Sequence[Sequence[Passage]], k: int) -> list[Passage]:
     return list(taken.values())[:k]
 
 
+def searches(question: str, query: str, mode: str, lead: Passage | None = None) -> dict[str, str]:
+    """Iteration t >= 2's search texts by name, in the order their rankings are merged;
+    ``lead`` is the previous iteration's top passage ("feedback" mode), given as the
+    index embedded it (title, then text). The names go into the trace and the UI."""
+    if mode not in QUERY_MODES:
+        raise ValueError(f"query mode must be one of {', '.join(QUERY_MODES)}, not {mode!r}")
+    if mode == "draft":
+        return {"the draft + the question": query}
+    named = {"the question": question}
+    if mode == "feedback" and lead is not None:
+        named[f"the last top passage ({lead.title or lead.citation}) + the question"] = form_query(
+            question, f"{lead.title}\n{lead.text}" if lead.title else lead.text
+        )
+    named["the draft + the question"] = query
+    return named
+
+
 def retrieve_with_draft(
     question: str, query: str, retriever: PassageRetriever, k: int, mode: str, lead: Passage | None = None
 ) -> list[Passage]:
-    """Iteration t >= 2's passages for its draft-augmented ``query``; ``lead`` is the
-    previous iteration's top passage ("feedback" mode)."""
+    """Iteration t >= 2's passages for its draft-augmented ``query`` (see ``searches``)."""
+    texts = list(searches(question, query, mode, lead).values())
     if mode == "fusion":
-        by_question, by_draft = retriever.retrieve_many([question, query], max(k, FUSION_DEPTH))
-        return fuse([by_question, by_draft], k)
-    if mode in ("interleave", "feedback"):
-        queries = [question, query]
-        if mode == "feedback" and lead is not None:
-            queries.insert(1, form_query(question, lead.text))
-        return interleave(retriever.retrieve_many(queries, k), k)
-    if mode != "draft":
-        raise ValueError(f"query mode must be one of {', '.join(QUERY_MODES)}, not {mode!r}")
-    return retriever.retrieve(query, k)
+        return fuse(retriever.retrieve_many(texts, max(k, FUSION_DEPTH)), k)
+    return interleave(retriever.retrieve_many(texts, k), k)
 
 
 def answers_converge(previous: str, current: str) -> bool:
@@ -151,13 +160,14 @@ def run(
         yield IterationStarted(t, iterations)
         previous = traces[-1] if traces else None
         if previous is None:
-            query = question
-            yield QueryFormed(t, query)
+            query, searched = question, ("the question",)
+            yield QueryFormed(t, query, searched)
             retrieved = retriever.retrieve(query, top_k)
         else:
             query = form_query(question, (draft_for_query or (lambda d: d))(previous.draft))
-            yield QueryFormed(t, query)
             lead = previous.passages[0] if previous.passages else None
+            searched = tuple(searches(question, query, query_mode, lead))
+            yield QueryFormed(t, query, searched)
             retrieved = retrieve_with_draft(question, query, retriever, top_k, query_mode, lead)
         yield PassagesRetrieved(t, tuple(retrieved))
         if adaptive and previous and no_new_passages(retrieved, previous.passages):
@@ -186,6 +196,7 @@ def run(
         trace = IterationTrace(
             t=t,
             query=query,
+            searches=searched,
             passages=prompt.passages,
             draft=draft,
             answer=extract_answer(draft),

@@ -272,8 +272,8 @@ class ChatApp(App):
                 await self.panes.start(t)
                 await run.answer.restart(f"_Iteration {t} of at most {max_t}: retrieving…_")
                 self.status.set_activity(f"iteration {t} of at most {max_t}")
-            case QueryFormed(query=query) if pane:
-                pane.show_query(query)
+            case QueryFormed(query=query, searches=searches) if pane:
+                pane.show_query(query, searches)
             case PassagesRetrieved(t=t, passages=passages) if pane:
                 pane.show_passages(passages)
                 await run.answer.restart(f"_Iteration {t}: reading {len(passages)} passages…_")

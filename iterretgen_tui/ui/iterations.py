@@ -45,9 +45,12 @@ class IterationPane(Vertical):
         yield StreamingMarkdown("", classes="draft")
         yield Static("", classes="note", markup=False)
 
-    def show_query(self, query: str) -> None:
+    def show_query(self, query: str, searches: tuple[str, ...] = ()) -> None:
         short = textwrap.shorten(" ".join(query.split()), QUERY_CHARS, placeholder=" …")
-        self.query_one(".query", Static).update(f"Query: {short}")
+        text = f"Query: {short}"
+        if len(searches) > 1:  # passages and their scores come from several searches
+            text += "\nSearched with " + "; ".join(searches)
+        self.query_one(".query", Static).update(text)
 
     def show_passages(self, passages: tuple[Passage, ...]) -> None:
         self.passages = passages
@@ -107,5 +110,5 @@ class IterationPanes(VerticalScroll):
         await self.reset()
         for trace in final.iterations:
             pane = await self.start(trace.t)
-            pane.show_query(trace.query)
+            pane.show_query(trace.query, trace.searches)
             await pane.finish(trace)
