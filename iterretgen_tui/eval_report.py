@@ -16,6 +16,11 @@ def _cell(value) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+def _signed(difference: dict) -> str:
+    interval = "" if difference["ci95"] is None else f" ±{difference['ci95']:.3f}"
+    return f"{difference['mean']:+.3f}{interval}"
+
+
 def format_table(summary: dict, *, draft_source: str = "model") -> str:
     lines = [f"{summary['dataset']}  n={summary['n']}"]
     if summary["iterations"]:
@@ -29,6 +34,10 @@ def format_table(summary: dict, *, draft_source: str = "model") -> str:
             lines.append(label.ljust(10) + "".join(_cell(adaptive[k]).rjust(9) for k, _ in COLUMNS))
             reasons = ", ".join(f"{k} {v}" for k, v in sorted(adaptive["stop_reasons"].items()))
             lines.append(f"adaptive stops: {reasons}")
+        headers = dict(COLUMNS)
+        for name, metrics in summary.get("differences", {}).items():
+            cells = "  ".join(f"{headers[m]} {_signed(d)}" for m, d in metrics.items())
+            lines.append(f"{name}: {cells}")
     retrieval = summary["retrieval"]
     if retrieval:
         lines.append("retrieval with the question alone: "

@@ -173,6 +173,14 @@ def test_summaries_average_per_iteration():
     adaptive = evaluate.summarize_adaptive(records, judged=True)
     assert adaptive["em"] == 1.0 and adaptive["iterations"] == 1.5 and adaptive["seconds"] == 3.0
     assert adaptive["acc_judge"] == 0.0 and adaptive["stop_reasons"] == {"converged": 2}
+    found = evaluate.differences(records, [1, 2], judged=False, adaptive=True)
+    assert found == {
+        "t=2 vs t=1": {"acc": {"mean": 0.5, "ci95": 0.98}, "answer_recall": {"mean": 0.5, "ci95": 0.98}},
+        "adaptive vs t=2": {"acc": {"mean": 0.0, "ci95": 0.0}, "answer_recall": {"mean": 0.0, "ci95": 0.0}},
+    }
+    assert list(evaluate.differences(records[:1], [1, 2], judged=True, adaptive=False)) == ["t=2 vs t=1"]
+    assert evaluate.differences(records[:1], [1, 2], judged=True, adaptive=False)["t=2 vs t=1"]["acc_judge"] == {
+        "mean": 0.0, "ci95": None}  # one question: no interval
 
 
 class Interrupt:
@@ -213,7 +221,7 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
     assert main(["eval", str(root), "--iterations", "1,2", "--top-k", "1", "--query-mode", "draft",
                  "--out", str(out)]) == 0
     summary = json.loads(out.read_text())
-    assert list(summary) == ["dataset", "n", "iterations", "adaptive", "retrieval", "seconds"]
+    assert list(summary) == ["dataset", "n", "iterations", "adaptive", "differences", "retrieval", "seconds"]
     assert summary["dataset"] == "toy" and summary["n"] == 3
     assert [list(r) for r in summary["iterations"]] == [
         ["t", "em", "f1", "acc", "acc_judge", "answer_recall", "gold_recall", "llm_calls", "seconds"]
@@ -222,6 +230,8 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
     assert summary["iterations"][0]["em"] == pytest.approx(1 / 3, abs=1e-4)
     assert summary["iterations"][1]["em"] == 1.0
     assert summary["adaptive"]["iterations"] == pytest.approx(5 / 3, abs=1e-4)
+    # Acc gains 1, 1 and 0: mean 2/3, 95% interval 1.96 * sd / sqrt(3).
+    assert summary["differences"]["t=2 vs t=1"]["acc"] == {"mean": 0.6667, "ci95": 0.6533}
     assert set(summary["retrieval"]) == {"recall@5", "recall@10", "recall@100", "ndcg@10"}
     lines = out.with_suffix(".jsonl").read_text().splitlines()
     assert json.loads(lines[0])["config"]["iterations"] == 2
@@ -229,6 +239,7 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
     assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
     table = capsys.readouterr().out
     assert "toy  n=3" in table and "adapt 1.67" in table
+    assert "t=2 vs t=1: Acc +0.667 ±0.653  AnsRec" in table
 
 
 def test_eval_resumes_after_interruption(tmp_path, fake_models, capsys):

@@ -156,7 +156,8 @@ def run(args: argparse.Namespace) -> int:
     retriever = open_dataset_retriever(dataset, session.embedder, say)
     started = time.perf_counter()
     summary = {"dataset": dataset.name, "n": len(questions), "iterations": [],
-               "adaptive": None, "retrieval": evaluate.retrieval_metrics(questions, retriever)}
+               "adaptive": None, "differences": {},
+               "retrieval": evaluate.retrieval_metrics(questions, retriever)}
     seconds = time.perf_counter() - started
     if dataset.has_answers:
         try:
@@ -181,6 +182,8 @@ def run(args: argparse.Namespace) -> int:
         summary["iterations"] = evaluate.summarize(records, args.iterations, judged=args.judge)
         if not args.no_adaptive:
             summary["adaptive"] = evaluate.summarize_adaptive(records, judged=args.judge)
+        summary["differences"] = evaluate.differences(
+            records, args.iterations, judged=args.judge, adaptive=not args.no_adaptive)
         # Summed over the records, so a resumed run counts its earlier parts too.
         seconds += sum(r["seconds"] for r in records)
     summary["seconds"] = round(seconds, 3)

@@ -12,7 +12,8 @@ import json
 import threading
 import time
 from pathlib import Path
-from statistics import fmean
+from math import sqrt
+from statistics import fmean, stdev
 from typing import Iterable, Sequence
 
 from . import iterretgen, metrics
@@ -23,6 +24,8 @@ from .passages import Passage
 
 RECALL_KS = (5, 10, 100)
 JUDGE_MAX_TOKENS = 4  # the verdict is the reply's opening word
+COMPARED = ("acc", "acc_judge", "answer_recall")  # what iterating is meant to raise
+Z95 = 1.96  # two-sided 95% under the normal approximation
 
 
 class ConfigMismatch(ValueError):
@@ -167,6 +170,30 @@ def summarize_adaptive(records: Sequence[dict], *, judged: bool) -> dict:
         reasons[r["adaptive"]["reason"]] = reasons.get(r["adaptive"]["reason"], 0) + 1
     summary = _mean(rows)
     return {"iterations": summary["llm_calls"], **summary, "stop_reasons": reasons}
+
+
+def differences(records: Sequence[dict], ts: Sequence[int], *, judged: bool, adaptive: bool) -> dict:
+    """Paired differences on the same questions, each with its 95% interval: every later t
+    against the first, and the adaptive run against the largest t. A few points' gain on
+    200 questions can be noise; the interval says whether it is."""
+    first, last = min(ts), max(ts)
+    pairs = [(f"t={t} vs t={first}", lambda r, t=t: t, lambda r: first) for t in sorted(ts) if t != first]
+    if adaptive:
+        pairs.append((f"adaptive vs t={last}", lambda r: r["adaptive"]["t"], lambda r: last))
+    found = {}
+    for name, t_of, base_of in pairs:
+        rows = [(_scores(r["iterations"], t_of(r), judged), _scores(r["iterations"], base_of(r), judged))
+                for r in records]
+        found[name] = {
+            metric: _paired([a[metric] - b[metric] for a, b in rows])
+            for metric in COMPARED if rows and rows[0][0][metric] is not None
+        }
+    return found
+
+
+def _paired(diffs: Sequence[float]) -> dict:
+    half = Z95 * stdev(diffs) / sqrt(len(diffs)) if len(diffs) > 1 else None
+    return {"mean": round(fmean(diffs), 4), "ci95": None if half is None else round(half, 4)}
 
 
 def retrieval_metrics(
