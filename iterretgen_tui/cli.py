@@ -35,6 +35,16 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
                         help="how the embedder runs (auto: OpenVINO int8 on a CPU, torch on a GPU)")
 
 
+def add_loop_flags(parser: argparse.ArgumentParser) -> None:
+    """The loop's settings that `ask` and `eval` take as flags; unset, the settings file's."""
+    from .engine.iterretgen import QUERY_MODES
+
+    parser.add_argument("--query-mode", dest="query_mode", choices=QUERY_MODES,
+                        help="how iteration 2+ retrieves (default: the setting; feedback unless changed)")
+    parser.add_argument("--keep-passages", dest="keep_passages", action=argparse.BooleanOptionalAction,
+                        help="carry earlier iterations' passages into the next prompt (default: the setting)")
+
+
 def settings_from(args: argparse.Namespace, **extra):
     """Settings layered with the flags the user actually gave."""
     from . import config

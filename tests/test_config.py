@@ -47,3 +47,14 @@ def test_home_overrides_every_location(tmp_path, monkeypatch):
     for location in (paths.data_dir(), paths.config_dir(), paths.cache_dir(), paths.index_dir(tmp_path)):
         assert str(location).startswith(str(tmp_path / "h"))
     assert paths.index_dir(tmp_path / "a") != paths.index_dir(tmp_path / "b")
+
+
+@pytest.mark.parametrize("command", [["ask", "Who?", "--folder", "."], ["eval", "data"]])
+def test_keep_passages_flag_overrides_the_setting_both_ways(command):
+    from iterretgen_tui.cli import build_parser, settings_from
+
+    config.save(config.Settings(keep_passages=True))
+    parser = build_parser()
+    for flags, expected in (([], True), (["--no-keep-passages"], False), (["--keep-passages"], True)):
+        args = parser.parse_args(command + flags)
+        assert settings_from(args, keep_passages=args.keep_passages).keep_passages is expected

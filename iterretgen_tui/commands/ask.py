@@ -13,8 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..cli import UserError, add_model_flags, settings_from
-from ..engine.iterretgen import QUERY_MODES
+from ..cli import UserError, add_loop_flags, add_model_flags, settings_from
 from ..engine.events import DraftDone, FinalAnswer, IterationStarted, PassagesRetrieved, Token
 from ..engine.passages import Passage
 from ..engine.prompts import QuestionTooLong
@@ -26,11 +25,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--iterations", type=int, help="maximum iterations T")
     parser.add_argument("--top-k", type=int, dest="top_k", help="passages per retrieval")
     parser.add_argument("--no-adaptive", action="store_true", help="always run all T iterations")
-    parser.add_argument("--keep-passages", action="store_true", default=None,
-                        help="carry earlier iterations' passages forward")
-    parser.add_argument("--query-mode", dest="query_mode", choices=QUERY_MODES,
-                        help="iteration 2+ retrieval: the draft-augmented query alone, fused with the "
-                             "question's ranking, or interleaved with it (the default)")
+    add_loop_flags(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_model_flags(parser)
 

@@ -14,9 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..engine.iterretgen import QUERY_MODES
 from .. import paths
-from ..cli import UserError, add_model_flags, settings_from
+from ..cli import UserError, add_loop_flags, add_model_flags, settings_from
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -33,8 +32,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
                         help="gold: form the next query from the gold answer (retrieval ceiling)")
     parser.add_argument("--no-adaptive", action="store_true",
                         help="do not report the adaptive-stop run")
-    parser.add_argument("--query-mode", dest="query_mode", choices=QUERY_MODES,
-                        help="iteration 2+ retrieval (default: the setting, interleave)")
+    add_loop_flags(parser)
     parser.add_argument("--no-replay", action="store_true",
                         help="generate every prompt anew instead of replaying identical "
                              "prompts' greedy generations from earlier runs")
@@ -141,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--limit must be at least 1")
     if args.draft_source == "gold" and not dataset.has_answers:
         raise UserError(f"--draft-source gold needs answers; {dataset.name} has none")
-    settings = settings_from(args, top_k=args.top_k, query_mode=args.query_mode)
+    settings = settings_from(args, top_k=args.top_k, query_mode=args.query_mode, keep_passages=args.keep_passages)
     questions = dataset.questions[: args.limit]
     max_t = max(args.iterations)
     config = run_config(dataset, settings, iterations=max_t, draft_source=args.draft_source,
