@@ -36,14 +36,14 @@ CONVERGENCE_F1 = 0.8  # token-F1 between consecutive answers that counts as "the
 # the rankings of q and y(t-1) || q by reciprocal rank; "interleave" takes their passages
 # in turn (q's best, the draft's best, q's second, ...), so a weak draft cannot push the
 # question's best passages out and a good one always gets slots; "feedback" interleaves
-# three rankings: q's, that of the previous iteration's top passage || q (what a two-hop
-# question's first hop found names its bridge), and the draft's. The app's settings
-# default to feedback (run() itself defaults to the paper). Answer recall at t=2 minus
-# t=1 (scripts/query_formation.py, full sets, OpenVINO int8 MiniLM, top 5), on hotpotqa /
-# musique / 2wiki, with SmolLM2-135M's iteration-1 drafts: draft -5.0 / +0.5 / -9.2,
-# fusion +0.5 / +2.5 / -6.1, interleave 0.0 / 0.0 / +0.6, feedback +3.0 / +4.5 / +5.5;
-# with the gold answer as the draft: draft +10.0 / +23.5 / +8.5, fusion +5.0 / +9.5 /
-# +3.6, interleave +6.0 / +18.5 / +7.9, feedback +8.0 / +19.5 / +11.0.
+# three rankings: q's, that of the previous iteration's top passage (title, text) || q
+# (what a two-hop question's first hop found names its bridge), and the draft's. The app's
+# settings default to feedback (run() itself defaults to the paper). Answer recall at t=2
+# minus t=1 (scripts/query_formation.py, full sets, OpenVINO int8 MiniLM, top 5; docs/
+# evaluation.md), hotpotqa / musique / 2wiki, with SmolLM2-135M's iteration-1 drafts: draft
+# -3.5 / +5.0 / -7.9, fusion +1.0 / +4.5 / -1.2, interleave +1.0 / +4.5 / +1.2, feedback
+# +4.0 / +6.0 / +7.3; with the gold answer as the draft: draft +10.0 / +23.5 / +8.5, fusion
+# +5.0 / +9.5 / +3.6, interleave +6.0 / +18.5 / +7.9, feedback +8.0 / +20.0 / +11.0.
 QUERY_MODES = ("draft", "fusion", "interleave", "feedback")
 FUSION_DEPTH = 50  # ranks read from each list before fusing
 RRF_K = 60  # reciprocal rank fusion's usual damping constant
