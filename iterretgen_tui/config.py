@@ -30,7 +30,7 @@ class Settings:
     iterations: int = 3  # maximum T
     top_k: int = 5
     adaptive: bool = True  # stop early when consecutive answers converge
-    keep_passages: bool = False  # carry earlier iterations' best passages forward
+    keep_passages: bool = True  # carry earlier iterations' passages forward (docs/evaluation.md)
     query_mode: str = "feedback"  # how iteration t >= 2 retrieves (engine.iterretgen.QUERY_MODES)
     n_ctx: int = 4096
     max_tokens: int = 256

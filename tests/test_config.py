@@ -17,7 +17,7 @@ def test_layers_defaults_file_env_flags(monkeypatch):
 
 
 def test_save_round_trip():
-    settings = config.Settings(top_k=9, keep_passages=True, last_folder="/x")
+    settings = config.Settings(top_k=9, keep_passages=False, last_folder="/x")
     config.save(settings)
     assert config.load() == settings
 
@@ -53,8 +53,8 @@ def test_home_overrides_every_location(tmp_path, monkeypatch):
 def test_keep_passages_flag_overrides_the_setting_both_ways(command):
     from iterretgen_tui.cli import build_parser, settings_from
 
-    config.save(config.Settings(keep_passages=True))
+    config.save(config.Settings(keep_passages=False))
     parser = build_parser()
-    for flags, expected in (([], True), (["--no-keep-passages"], False), (["--keep-passages"], True)):
+    for flags, expected in (([], False), (["--keep-passages"], True), (["--no-keep-passages"], False)):
         args = parser.parse_args(command + flags)
         assert settings_from(args, keep_passages=args.keep_passages).keep_passages is expected

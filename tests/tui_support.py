@@ -115,7 +115,7 @@ def make_app(
     folder = folder or tmp_path / "docs"
     # The scripted drafts tell the paper's story: iteration 2 retrieves with the draft alone.
     settings = settings or Settings(llm="scripted-llm", embedder="hash-embedder", device="cpu",
-                                    iterations=3, top_k=2, query_mode="draft")
+                                    iterations=3, top_k=2, query_mode="draft", keep_passages=False)
     return ChatApp(settings, folder, factory), sessions
 
 
