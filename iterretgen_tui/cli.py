@@ -46,12 +46,14 @@ def add_loop_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace, **extra):
-    """Settings layered with the flags the user actually gave."""
+    """Settings layered with the flags the user actually gave (model and loop flags are
+    read from ``args`` where the command has them)."""
     from . import config
 
     flags = {
         name: getattr(args, name, None)
-        for name in ("llm", "embedder", "device", "query_encoder", "embed_backend")
+        for name in ("llm", "embedder", "device", "query_encoder", "embed_backend",
+                     "query_mode", "keep_passages")
     }
     flags.update(extra)
     return config.load({k: v for k, v in flags.items() if v is not None})

@@ -84,8 +84,6 @@ def run(args: argparse.Namespace) -> int:
         iterations=args.iterations,
         top_k=args.top_k,
         adaptive=False if args.no_adaptive else None,
-        keep_passages=args.keep_passages,
-        query_mode=args.query_mode,
     )
     say = (lambda message: None) if args.json else (lambda message: print(message, file=sys.stderr))
     started = time.perf_counter()

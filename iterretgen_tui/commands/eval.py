@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--limit must be at least 1")
     if args.draft_source == "gold" and not dataset.has_answers:
         raise UserError(f"--draft-source gold needs answers; {dataset.name} has none")
-    settings = settings_from(args, top_k=args.top_k, query_mode=args.query_mode, keep_passages=args.keep_passages)
+    settings = settings_from(args, top_k=args.top_k)
     questions = dataset.questions[: args.limit]
     max_t = max(args.iterations)
     config = run_config(dataset, settings, iterations=max_t, draft_source=args.draft_source,

@@ -177,12 +177,12 @@ def differences(records: Sequence[dict], ts: Sequence[int], *, judged: bool, ada
     against the first, and the adaptive run against the largest t. A few points' gain on
     200 questions can be noise; the interval says whether it is."""
     first, last = min(ts), max(ts)
-    pairs = [(f"t={t} vs t={first}", lambda r, t=t: t, lambda r: first) for t in sorted(ts) if t != first]
+    pairs = [(f"t={t} vs t={first}", lambda r, t=t: t, first) for t in sorted(ts) if t != first]
     if adaptive:
-        pairs.append((f"adaptive vs t={last}", lambda r: r["adaptive"]["t"], lambda r: last))
+        pairs.append((f"adaptive vs t={last}", lambda r: r["adaptive"]["t"], last))
     found = {}
-    for name, t_of, base_of in pairs:
-        rows = [(_scores(r["iterations"], t_of(r), judged), _scores(r["iterations"], base_of(r), judged))
+    for name, t_of, base in pairs:
+        rows = [(_scores(r["iterations"], t_of(r), judged), _scores(r["iterations"], base, judged))
                 for r in records]
         found[name] = {
             metric: _paired([a[metric] - b[metric] for a, b in rows])

@@ -103,7 +103,12 @@ def retrieve_with_draft(
     question: str, query: str, retriever: PassageRetriever, k: int, mode: str, lead: Passage | None = None
 ) -> list[Passage]:
     """Iteration t >= 2's passages for its draft-augmented ``query`` (see ``searches``)."""
-    texts = list(searches(question, query, mode, lead).values())
+    return merge_searches(searches(question, query, mode, lead), retriever, k, mode)
+
+
+def merge_searches(named: dict[str, str], retriever: PassageRetriever, k: int, mode: str) -> list[Passage]:
+    """Run ``searches``' texts and merge their rankings as ``mode`` does."""
+    texts = list(named.values())
     if mode == "fusion":
         return fuse(retriever.retrieve_many(texts, max(k, FUSION_DEPTH)), k)
     return interleave(retriever.retrieve_many(texts, k), k)
@@ -166,9 +171,10 @@ def run(
         else:
             query = form_query(question, (draft_for_query or (lambda d: d))(previous.draft))
             lead = previous.passages[0] if previous.passages else None
-            searched = tuple(searches(question, query, query_mode, lead))
+            named = searches(question, query, query_mode, lead)
+            searched = tuple(named)
             yield QueryFormed(t, query, searched)
-            retrieved = retrieve_with_draft(question, query, retriever, top_k, query_mode, lead)
+            retrieved = merge_searches(named, retriever, top_k, query_mode)
         yield PassagesRetrieved(t, tuple(retrieved))
         if adaptive and previous and no_new_passages(retrieved, previous.passages):
             reason = StopReason.SAME_PASSAGES
