@@ -37,7 +37,7 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
 
 def add_loop_flags(parser: argparse.ArgumentParser) -> None:
     """The loop's settings that `ask` and `eval` take as flags; unset, the settings file's."""
-    from .engine.iterretgen import QUERY_MODES
+    from .engine.loop.iterretgen import QUERY_MODES
 
     parser.add_argument("--query-mode", dest="query_mode", choices=QUERY_MODES,
                         help="how iteration 2+ retrieves (default: the setting; feedback unless changed)")

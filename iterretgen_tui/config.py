@@ -13,7 +13,7 @@ import tomli_w
 from . import paths
 
 DEVICES = ("auto", "cpu", "cuda")
-EMBED_BACKENDS = ("auto", "torch", "onnx", "onnx-int8", "openvino-int8")  # engine/onnx_embedder.py
+EMBED_BACKENDS = ("auto", "torch", "onnx", "onnx-int8", "openvino-int8")  # engine/embedding/onnx_embedder.py
 
 
 class ConfigError(ValueError):
@@ -39,7 +39,7 @@ class Settings:
     last_folder: str = ""
 
     def validated(self) -> "Settings":
-        from .engine.iterretgen import QUERY_MODES
+        from .engine.loop.iterretgen import QUERY_MODES
 
         if self.query_mode not in QUERY_MODES:
             raise ConfigError(f"query_mode must be one of {', '.join(QUERY_MODES)}, not {self.query_mode!r}")

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import paths
-from .engine.events import FinalAnswer, IterationTrace, StopReason
+from .engine.loop.events import FinalAnswer, IterationTrace, StopReason
 from .engine.passages import Passage
 
 _SCHEMA = """

@@ -14,8 +14,8 @@ from typing import Callable, Iterator
 
 from . import models
 from .config import Settings
-from .engine import iterretgen
-from .engine.events import Event
+from .engine.loop import iterretgen
+from .engine.loop.events import Event
 
 
 class Session:
@@ -28,7 +28,7 @@ class Session:
         self.retriever = None
 
     def load_models(self, status: Callable[[str], None] = lambda message: None) -> None:
-        from .engine.generator import LlamaGenerator
+        from .engine.loop.generator import LlamaGenerator
 
         settings = self.settings
         llm_path = models.resolve_llm(settings.llm)  # a missing LLM fails before the slow load
@@ -42,7 +42,7 @@ class Session:
 
     def load_embedder(self, status: Callable[[str], None] = lambda message: None) -> None:
         """The embedder alone (enough for `index`); its identity names the folder's index."""
-        from .engine import embedder, onnx_embedder
+        from .engine.embedding import embedder, onnx_embedder
 
         settings = self.settings
         embedder_path = models.resolve_embedder(settings.embedder)
@@ -67,8 +67,8 @@ class Session:
     ):
         """Index ``folder`` (incrementally) and make it the one questions are answered from.
         ``on_wait`` hears once if another process is writing the index and we wait for it."""
-        from .engine.indexer import open_folder_index, sync_folder
-        from .engine.retriever import Retriever
+        from .engine.indexing.indexer import open_folder_index, sync_folder
+        from .engine.retrieval.retriever import Retriever
 
         if self.embedder is None:
             raise RuntimeError("load_models() first")

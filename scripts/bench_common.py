@@ -19,7 +19,7 @@ SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 
 
 def seed_texts(dataset: Path, count: int) -> list[str]:
-    from iterretgen_tui.engine.datasets import load_dataset
+    from iterretgen_tui.engine.evaluation.datasets import load_dataset
 
     docs = load_dataset(dataset).corpus()
     return [f"{title}\n{text}" for _, (_, title, text) in zip(range(count), docs)]
@@ -41,7 +41,7 @@ def realish_vectors(seeds: np.ndarray, n: int, *, noise: float = 0.75, seed: int
 
 def fill_index(index, vectors: np.ndarray, *, per_file: int = 100) -> None:
     """Commit the vectors as passages of synthetic files (texts of ~100-word passage length)."""
-    from iterretgen_tui.engine.index import FileRecord, FileUpdate, NewPassage
+    from iterretgen_tui.engine.indexing.index import FileRecord, FileUpdate, NewPassage
 
     with index.lock():
         for start in range(0, len(vectors), 100 * per_file):

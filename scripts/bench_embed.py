@@ -32,15 +32,15 @@ SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 
 def corpus_texts(dataset) -> tuple[list[str], list[str]]:
     """Document ids and the text the indexer embeds for each (title line, then text)."""
-    from iterretgen_tui.engine.chunking import Chunk
-    from iterretgen_tui.engine.indexer import embedding_text
+    from iterretgen_tui.engine.indexing.chunking import Chunk
+    from iterretgen_tui.engine.indexing.indexer import embedding_text
 
     docs = list(dataset.corpus())
     return [d[0] for d in docs], [embedding_text(Chunk(text.strip(), "", title)) for _, title, text in docs]
 
 
 def ndcg(dataset, doc_ids: list[str], passages: np.ndarray, queries: np.ndarray) -> float:
-    from iterretgen_tui.engine import metrics
+    from iterretgen_tui.engine.evaluation import metrics
 
     top = np.argsort(-(queries @ passages.T), axis=1)[:, :10]
     scores = [metrics.ndcg_at([doc_ids[i] for i in row], q.relevant, 10) for q, row in zip(dataset.questions, top)]
@@ -63,8 +63,8 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     from iterretgen_tui import models
-    from iterretgen_tui.engine.datasets import load_dataset
-    from iterretgen_tui.engine.onnx_embedder import OnnxEmbedder
+    from iterretgen_tui.engine.evaluation.datasets import load_dataset
+    from iterretgen_tui.engine.embedding.onnx_embedder import OnnxEmbedder
 
     torch.set_num_threads(args.threads)
     path = models.resolve_embedder(args.embedder)

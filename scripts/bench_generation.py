@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 
 from iterretgen_tui import models
-from iterretgen_tui.engine import iterretgen
-from iterretgen_tui.engine.events import Token
-from iterretgen_tui.engine.generator import LlamaGenerator
+from iterretgen_tui.engine.loop import iterretgen
+from iterretgen_tui.engine.loop.events import Token
+from iterretgen_tui.engine.loop.generator import LlamaGenerator
 from iterretgen_tui.engine.passages import Passage
-from iterretgen_tui.engine.prompts import build_prompt
+from iterretgen_tui.engine.loop.prompts import build_prompt
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hotpotqa-dev200"
 

@@ -25,7 +25,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hotpotqa-dev20
 
 def write_folder(dataset: Path, folder: Path, files: int) -> int:
     """The corpus as Markdown files, each document under its title as a heading."""
-    from iterretgen_tui.engine.datasets import load_dataset
+    from iterretgen_tui.engine.evaluation.datasets import load_dataset
 
     docs = list(load_dataset(dataset).corpus())
     for n in range(files):
@@ -36,8 +36,8 @@ def write_folder(dataset: Path, folder: Path, files: int) -> int:
 
 
 def embedded_texts(folder: Path, words: int, overlap: int) -> list[str]:
-    from iterretgen_tui.engine import documents
-    from iterretgen_tui.engine.indexer import embedding_text
+    from iterretgen_tui.engine.indexing import documents
+    from iterretgen_tui.engine.indexing.indexer import embedding_text
 
     texts = []
     for path in sorted(folder.iterdir()):
@@ -62,7 +62,7 @@ def main() -> None:
 
         from iterretgen_tui import models
         from iterretgen_tui.config import Settings
-        from iterretgen_tui.engine.indexer import needs_sync, open_folder_index, sync_folder
+        from iterretgen_tui.engine.indexing.indexer import needs_sync, open_folder_index, sync_folder
         from iterretgen_tui.session import Session
 
         folder = Path(tmp) / "docs"

@@ -32,8 +32,8 @@ def rss_mb() -> dict:
 
 def child(folder: Path, backend: str) -> None:
     from iterretgen_tui.config import Settings
-    from iterretgen_tui.engine.indexer import open_folder_index
-    from iterretgen_tui.engine.retriever import Retriever
+    from iterretgen_tui.engine.indexing.indexer import open_folder_index
+    from iterretgen_tui.engine.retrieval.retriever import Retriever
     from iterretgen_tui.session import Session
 
     stages = {"start": rss_mb()}
@@ -68,7 +68,7 @@ def main() -> None:
     home = Path(tempfile.mkdtemp(prefix="bench-memory-"))
     os.environ["ITERRETGEN_HOME"] = str(home / "home")  # the children inherit it
     from iterretgen_tui.config import Settings
-    from iterretgen_tui.engine.indexer import open_folder_index
+    from iterretgen_tui.engine.indexing.indexer import open_folder_index
     from iterretgen_tui.session import Session
 
     folder = home / "docs"

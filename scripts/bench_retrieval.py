@@ -8,7 +8,7 @@
   time both take (what they cost on an idle machine). Backends run
   interleaved per question, so each sees the same machine load.
 - ANN at ``--ann-vectors`` (1,000,000): exact inner-product search (the naive path) against
-  the IVF index ``engine/index.py`` builds above ``ANN_THRESHOLD``, one query at a time,
+  the IVF index ``engine/indexing/index.py`` builds above ``ANN_THRESHOLD``, one query at a time,
   recall@10 of IVF against exact search and the latency ratio, per ``nprobe``
   (goal: recall@10 >= 0.95 at >= 10x lower latency).
 
@@ -52,7 +52,7 @@ def cpu_timed(fn, *args):
 def end_to_end(embedders: dict, seeds: np.ndarray, questions: list[str], n: int, home: Path) -> dict:
     import faiss
 
-    from iterretgen_tui.engine.index import ANN_THRESHOLD, PassageIndex
+    from iterretgen_tui.engine.indexing.index import ANN_THRESHOLD, PassageIndex
 
     started = time.perf_counter()
     vectors = realish_vectors(seeds, n)
@@ -88,7 +88,7 @@ def end_to_end(embedders: dict, seeds: np.ndarray, questions: list[str], n: int,
 def ann(seeds: np.ndarray, queries: np.ndarray, n: int, nprobes: list[int]) -> dict:
     import faiss
 
-    from iterretgen_tui.engine import index as index_module
+    from iterretgen_tui.engine.indexing import index as index_module
 
     vectors = realish_vectors(seeds, n, seed=1)
     ids = np.arange(n, dtype=np.int64) * 3 + 7  # explicit, non-contiguous ids, as passage ids are
@@ -148,9 +148,9 @@ def main() -> None:
     import torch
 
     from iterretgen_tui import models
-    from iterretgen_tui.engine.datasets import load_dataset
-    from iterretgen_tui.engine.embedder import SentenceEmbedder
-    from iterretgen_tui.engine.onnx_embedder import OnnxEmbedder
+    from iterretgen_tui.engine.evaluation.datasets import load_dataset
+    from iterretgen_tui.engine.embedding.embedder import SentenceEmbedder
+    from iterretgen_tui.engine.embedding.onnx_embedder import OnnxEmbedder
 
     torch.set_num_threads(args.threads)
     faiss.omp_set_num_threads(args.threads)

@@ -24,12 +24,17 @@ import numpy as np
 
 from iterretgen_tui import config
 from iterretgen_tui.commands.eval import open_dataset_retriever
-from iterretgen_tui.engine.datasets import load_dataset
-from iterretgen_tui.engine.evaluate import retrieval_scores
-from iterretgen_tui.engine.iterretgen import (
-    FUSION_DEPTH, QUERY_MODES, form_query, fuse, interleave, retrieve_with_draft,
+from iterretgen_tui.engine.evaluation.datasets import load_dataset
+from iterretgen_tui.engine.evaluation.evaluate import retrieval_scores
+from iterretgen_tui.engine.loop.iterretgen import (
+    FUSION_DEPTH,
+    QUERY_MODES,
+    form_query,
+    fuse,
+    interleave,
+    retrieve_with_draft,
 )
-from iterretgen_tui.engine.prompts import extract_answer
+from iterretgen_tui.engine.loop.prompts import extract_answer
 from iterretgen_tui.session import Session
 
 

@@ -9,7 +9,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from iterretgen_tui.engine.embedder import Embedder
+from iterretgen_tui.engine.embedding.embedder import Embedder
 from iterretgen_tui.engine.passages import Passage
 
 

@@ -14,12 +14,12 @@ from iterretgen_tui import models, paths
 from iterretgen_tui.cli import main
 from iterretgen_tui.commands.eval import open_dataset_retriever
 from iterretgen_tui.config import Settings
-from iterretgen_tui.engine import adapt
-from iterretgen_tui.engine.datasets import load_dataset
-from iterretgen_tui.engine.embedder import SentenceEmbedder
-from iterretgen_tui.engine.index import PassageIndex
-from iterretgen_tui.engine.indexer import sync_corpus
-from iterretgen_tui.engine.iterretgen import form_query
+from iterretgen_tui.engine.evaluation import adapt
+from iterretgen_tui.engine.evaluation.datasets import load_dataset
+from iterretgen_tui.engine.embedding.embedder import SentenceEmbedder
+from iterretgen_tui.engine.indexing.index import PassageIndex
+from iterretgen_tui.engine.indexing.indexer import sync_corpus
+from iterretgen_tui.engine.loop.iterretgen import form_query
 from iterretgen_tui.history import History
 from iterretgen_tui.session import Session
 
@@ -153,7 +153,7 @@ def test_adapt_trains_saves_and_leaves_the_passage_index_untouched(tmp_path, mon
     listed = [(m.name, m.source) for m in models.installed({"query_encoder": "tiny"}) if m.name == "tiny"]
     assert listed == [("tiny", "adapted")]
 
-    monkeypatch.setattr("iterretgen_tui.engine.embedder.SentenceEmbedder", CountingEmbedder)
+    monkeypatch.setattr("iterretgen_tui.engine.embedding.embedder.SentenceEmbedder", CountingEmbedder)
     adapted = Session(Settings(device="cpu", query_encoder="tiny", embed_backend="torch"))
     adapted.load_embedder()
     assert isinstance(adapted.embedder, CountingEmbedder)

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests import docfolder
-from iterretgen_tui.engine import documents, formats
-from iterretgen_tui.engine.chunking import split
-from iterretgen_tui.engine.documents import FileEntry, SkipFile
+from iterretgen_tui.engine.indexing import documents, formats
+from iterretgen_tui.engine.indexing.chunking import split
+from iterretgen_tui.engine.indexing.documents import FileEntry, SkipFile
 
 
 def chunks_of(path: Path, **kwargs):

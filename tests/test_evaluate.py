@@ -8,11 +8,12 @@ import json
 import pytest
 
 from iterretgen_tui.cli import main
-from iterretgen_tui.engine import evaluate, iterretgen
-from iterretgen_tui.engine.datasets import DatasetError, load_dataset
-from iterretgen_tui.engine.events import FinalAnswer, IterationTrace, StopReason
+from iterretgen_tui.engine.evaluation import evaluate
+from iterretgen_tui.engine.loop import iterretgen
+from iterretgen_tui.engine.evaluation.datasets import DatasetError, load_dataset
+from iterretgen_tui.engine.loop.events import FinalAnswer, IterationTrace, StopReason
 from iterretgen_tui.engine.passages import Passage
-from iterretgen_tui.engine.retriever import Retriever
+from iterretgen_tui.engine.retrieval.retriever import Retriever
 from iterretgen_tui.session import Session
 
 from .fakes import HashEmbedder, ListIndex, ScriptedGenerator

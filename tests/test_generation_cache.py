@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
-from iterretgen_tui.engine import evaluate
-from iterretgen_tui.engine.generation_cache import CachedGenerator
+from iterretgen_tui.engine.evaluation import evaluate
+from iterretgen_tui.engine.evaluation.generation_cache import CachedGenerator
 
 from .fakes import ScriptedGenerator
 
@@ -60,7 +60,7 @@ def test_a_cancelled_generation_is_not_kept(tmp_path):
 
 
 def test_eval_records_charge_a_replayed_generation_its_original_seconds(tmp_path):
-    from iterretgen_tui.engine.datasets import load_dataset
+    from iterretgen_tui.engine.evaluation.datasets import load_dataset
 
     from .test_evaluate import fake_retriever, reader, write_dataset
 

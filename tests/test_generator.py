@@ -7,10 +7,10 @@ import threading
 import pytest
 
 from iterretgen_tui import models
-from iterretgen_tui.engine.embedder import resolve_device
+from iterretgen_tui.engine.embedding.embedder import resolve_device
 from iterretgen_tui.engine.errors import DeviceUnavailable
-from iterretgen_tui.engine.generator import LlamaGenerator, gpu_layers
-from iterretgen_tui.engine.prompts import build_prompt
+from iterretgen_tui.engine.loop.generator import LlamaGenerator, gpu_layers
+from iterretgen_tui.engine.loop.prompts import build_prompt
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from iterretgen_tui import history, paths
-from iterretgen_tui.engine.events import FinalAnswer, IterationTrace, StopReason
+from iterretgen_tui.engine.loop.events import FinalAnswer, IterationTrace, StopReason
 from iterretgen_tui.engine.passages import Passage
 
 P1 = Passage(7, "Gustave Eiffel was born in Dijon.", "Gustave *Eiffel*", "/docs/g.pdf", "p. 2", 0.8)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iterretgen_tui.engine.index import (
+from iterretgen_tui.engine.indexing.index import (
     FileRecord,
     FileUpdate,
     IndexLockedError,

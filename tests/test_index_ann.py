@@ -6,8 +6,8 @@ import faiss
 import numpy as np
 import pytest
 
-from iterretgen_tui.engine import index as index_module
-from iterretgen_tui.engine.index import FileRecord, FileUpdate, NewPassage, PassageIndex, build_vectors
+from iterretgen_tui.engine.indexing import index as index_module
+from iterretgen_tui.engine.indexing.index import FileRecord, FileUpdate, NewPassage, PassageIndex, build_vectors
 
 DIM = 16
 THRESHOLD = 400  # the real one is 50,000: the switch is the same, the test stays fast

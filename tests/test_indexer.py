@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from iterretgen_tui import cli, paths
-from iterretgen_tui.engine import indexer
-from iterretgen_tui.engine.index import IndexLockedError, PassageIndex
-from iterretgen_tui.engine.indexer import needs_sync, open_folder_index, sync_corpus, sync_folder, watch_folder
+from iterretgen_tui.engine.indexing import indexer
+from iterretgen_tui.engine.indexing.index import IndexLockedError, PassageIndex
+from iterretgen_tui.engine.indexing.indexer import needs_sync, open_folder_index, sync_corpus, sync_folder, watch_folder
 
 from . import docfolder
 from .fakes import HashEmbedder
@@ -304,8 +304,8 @@ CHILD = textwrap.dedent(
     import os, signal, sys, time
     sys.path.insert(0, {repo!r})
     from tests.fakes import HashEmbedder
-    from iterretgen_tui.engine import index as index_module, indexer
-    from iterretgen_tui.engine.indexer import open_folder_index, sync_folder
+    from iterretgen_tui.engine.indexing import index as index_module, indexer
+    from iterretgen_tui.engine.indexing.indexer import open_folder_index, sync_folder
 
     point, _, nth = os.environ.get("CRASH_AT", "").partition(":")
     hits = {{}}

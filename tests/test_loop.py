@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from iterretgen_tui.engine import iterretgen
-from iterretgen_tui.engine.events import (
+from iterretgen_tui.engine.loop import iterretgen
+from iterretgen_tui.engine.loop.events import (
     ContextTrimmed,
     DraftDone,
     FinalAnswer,
@@ -19,7 +19,7 @@ from iterretgen_tui.engine.events import (
     Token,
 )
 from iterretgen_tui.engine.passages import Passage
-from iterretgen_tui.engine.retriever import Retriever
+from iterretgen_tui.engine.retrieval.retriever import Retriever
 
 from .fakes import HashEmbedder, ListIndex, ScriptedGenerator
 
@@ -137,7 +137,7 @@ def test_context_budget_trims_passages_and_says_so():
 
 
 def test_question_longer_than_window_is_a_clear_error():
-    from iterretgen_tui.engine.prompts import QuestionTooLong
+    from iterretgen_tui.engine.loop.prompts import QuestionTooLong
 
     gen = ScriptedGenerator(["x"], n_ctx=100)
     with pytest.raises(QuestionTooLong, match="too long"):
@@ -210,7 +210,7 @@ def test_feedback_mode_adds_the_previous_top_passage_as_a_query():
 
 
 def test_each_mode_names_its_searches_in_merge_order():
-    from iterretgen_tui.engine.iterretgen import searches
+    from iterretgen_tui.engine.loop.iterretgen import searches
 
     untitled = Passage(3, "Gustave Eiffel was born in Dijon.", "", "/docs/notes.txt", "lines 1-2")
     assert list(searches("q?", "y\nq?", "draft")) == ["the draft + the question"]
@@ -223,7 +223,7 @@ def test_each_mode_names_its_searches_in_merge_order():
 
 
 def test_fuse_is_reciprocal_rank_fusion():
-    from iterretgen_tui.engine.iterretgen import fuse
+    from iterretgen_tui.engine.loop.iterretgen import fuse
 
     a, b, c = (Passage(i, "t", "T", "s", score=s) for i, s in ((1, 0.9), (2, 0.8), (3, 0.7)))
     fused = fuse([[a, b, c], [b, c, a]], 3)
@@ -233,7 +233,7 @@ def test_fuse_is_reciprocal_rank_fusion():
 
 
 def test_interleave_takes_the_rankings_in_turn_each_passage_once():
-    from iterretgen_tui.engine.iterretgen import interleave
+    from iterretgen_tui.engine.loop.iterretgen import interleave
 
     a, b, c, d = (Passage(i, "t", "T", "s") for i in range(1, 5))
     assert [p.id for p in interleave([[a, b, c], [b, d, a]], 4)] == [1, 2, 4, 3]

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from iterretgen_tui.engine import metrics
+from iterretgen_tui.engine.evaluation import metrics
 
 
 @pytest.mark.parametrize(

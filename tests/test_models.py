@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from iterretgen_tui import catalogue, cli, devices, models
-from iterretgen_tui.catalogue import CatalogueError, Entry
+from iterretgen_tui.models import catalogue, devices
+from iterretgen_tui import cli, models
+from iterretgen_tui.models.catalogue import CatalogueError, Entry
 from iterretgen_tui.models import ModelError
 
 
@@ -182,4 +183,4 @@ def test_the_catalogue_ships_in_the_wheel():
     import tomllib
 
     pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text("utf-8"))
-    assert "catalogue.toml" in pyproject["tool"]["setuptools"]["package-data"]["iterretgen_tui"]
+    assert "models/catalogue.toml" in pyproject["tool"]["setuptools"]["package-data"]["iterretgen_tui"]

@@ -10,10 +10,11 @@ import pytest
 from huggingface_hub import constants as hf_constants
 from huggingface_hub.utils import tqdm as hf_tqdm
 
-from iterretgen_tui import catalogue, cli, models, paths
-from iterretgen_tui.catalogue import Entry
+from iterretgen_tui.models import catalogue
+from iterretgen_tui import cli, models, paths
+from iterretgen_tui.models.catalogue import Entry
 from iterretgen_tui.models import ModelError
-from iterretgen_tui.pull import pull
+from iterretgen_tui.models.pull import pull
 
 from .hub_standin import COMMIT, StandInHub
 
@@ -207,7 +208,7 @@ def test_a_second_concurrent_pull_of_the_same_model_is_refused(hub):
 def test_a_pulled_bare_encoder_embeds_with_mean_pooling_and_dot_product(hub, entries):
     """Contriever's layout (a plain BERT checkpoint, no sentence-transformers config),
     served from the embedded MiniLM's files, pulled and used as the app would use it."""
-    from iterretgen_tui.engine.embedder import SentenceEmbedder
+    from iterretgen_tui.engine.embedding.embedder import SentenceEmbedder
 
     layout = ("config.json", "model.safetensors", "special_tokens_map.json", "tokenizer.json",
               "tokenizer_config.json", "vocab.txt")

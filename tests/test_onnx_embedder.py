@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from iterretgen_tui import config, models, paths
-from iterretgen_tui.engine import onnx_export, openvino_quantize
-from iterretgen_tui.engine.embedder import SentenceEmbedder
-from iterretgen_tui.engine.indexer import open_folder_index
-from iterretgen_tui.engine.onnx_embedder import AUTO_ONNX, OnnxEmbedder, resolve_backend
+from iterretgen_tui.engine.embedding import onnx_export, openvino_quantize
+from iterretgen_tui.engine.embedding.embedder import SentenceEmbedder
+from iterretgen_tui.engine.indexing.indexer import open_folder_index
+from iterretgen_tui.engine.embedding.onnx_embedder import AUTO_ONNX, OnnxEmbedder, resolve_backend
 from iterretgen_tui.session import Session
 
 pytestmark = pytest.mark.slow
@@ -88,7 +88,7 @@ def test_nncf_sends_no_telemetry():
     import sys
 
     env = {k: v for k, v in os.environ.items() if k not in ("NNCF_CI", "NNCF_DEV", "CI")}
-    code = ("from iterretgen_tui.engine.openvino_quantize import import_nncf; import_nncf(); "
+    code = ("from iterretgen_tui.engine.embedding.openvino_quantize import import_nncf; import_nncf(); "
             "from nncf.telemetry import wrapper; print(isinstance(wrapper.telemetry, wrapper.NNCFTelemetryStub))")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "True"

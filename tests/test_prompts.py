@@ -1,5 +1,5 @@
-from iterretgen_tui.engine.prompts import DEMOS, demo_messages, extract_answer, knowledge_line
-from iterretgen_tui.engine.answers import normalize_answer, token_f1
+from iterretgen_tui.engine.loop.prompts import DEMOS, demo_messages, extract_answer, knowledge_line
+from iterretgen_tui.engine.loop.answers import normalize_answer, token_f1
 
 
 def test_extracts_last_so_the_answer_is():
@@ -39,7 +39,7 @@ def test_bare_the_answer_is_line_and_next_line():
 
 
 def test_answer_complete_only_once_the_answer_is_stated():
-    from iterretgen_tui.engine.prompts import answer_complete
+    from iterretgen_tui.engine.loop.prompts import answer_complete
 
     assert not answer_complete("Eiffel built it. So the answer")
     assert not answer_complete("Eiffel built it. So the answer is Dij")
@@ -52,7 +52,7 @@ def test_answer_complete_only_once_the_answer_is_stated():
 
 
 def test_answer_colon_line_is_an_answer_marker():
-    from iterretgen_tui.engine.prompts import answer_complete
+    from iterretgen_tui.engine.loop.prompts import answer_complete
 
     assert extract_answer("The key is Esc.\n\nAnswer: **Esc**") == "Esc"
     assert extract_answer("Answer: Ctrl+Q quits the app. More.") == "Ctrl+Q quits the app"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from iterretgen_tui import config
-from iterretgen_tui.engine.events import StopReason
+from iterretgen_tui.engine.loop.events import StopReason
 from iterretgen_tui.models import ModelError
 from iterretgen_tui.ui.conversation import AnswerView
 from iterretgen_tui.ui.iterations import IterationPane

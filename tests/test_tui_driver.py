@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from iterretgen_tui.engine.events import IterationStarted, QueryFormed, Token
+from iterretgen_tui.engine.loop.events import IterationStarted, QueryFormed, Token
 from iterretgen_tui.ui.driver import Abandoned, Chunk, Feed, abandonable, pump
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from iterretgen_tui.engine import iterretgen
+from iterretgen_tui.engine.loop import iterretgen
 
 from .test_tui import SIZE, answered, ask
 from .tui_support import DRAFTS, HeldGenerator, make_app, wait_for

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Callable
 
 from iterretgen_tui.config import Settings
-from iterretgen_tui.engine.indexer import IndexProgress, IndexReport
+from iterretgen_tui.engine.indexing.indexer import IndexProgress, IndexReport
 from iterretgen_tui.engine.passages import Passage
-from iterretgen_tui.engine.retriever import Retriever
+from iterretgen_tui.engine.retrieval.retriever import Retriever
 from iterretgen_tui.session import Session
 from iterretgen_tui.ui.app import ChatApp
 

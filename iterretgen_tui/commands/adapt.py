@@ -1,5 +1,5 @@
 """`iterretgen-chat adapt DATASET_DIR ... [--folder F]`: distil what the first drafts reveal
-into the query encoder (generation-augmented retrieval adaptation, engine/adapt.py).
+into the query encoder (generation-augmented retrieval adaptation, engine/evaluation/adapt.py).
 
 Training questions and their first drafts y1 come from `eval` records (--drafts), from
 running iteration 1 where a dataset question has none (saved where `eval --iterations 1`
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from .. import models, paths
-from ..catalogue import is_name
+from ..models.catalogue import is_name
 from ..cli import UserError, add_model_flags, settings_from
 
 
@@ -42,7 +42,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..engine import adapt
+    from ..engine.evaluation import adapt
     from ..session import Session
 
     if not args.datasets and not args.folder:
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _teacher(spec: str, session):
-    from ..engine.adapt import BiEncoderTeacher, CrossEncoderTeacher
+    from ..engine.evaluation.adapt import BiEncoderTeacher, CrossEncoderTeacher
 
     if spec == "bi-encoder":
         return BiEncoderTeacher(session.embedder)
@@ -124,7 +124,7 @@ def _teacher(spec: str, session):
 
 def _drafts(records: list[Path]) -> dict[str, dict]:
     """Dataset directory -> {question id: Example}, from every records file given."""
-    from ..engine.adapt import drafts_from_records
+    from ..engine.evaluation.adapt import drafts_from_records
 
     found: dict[str, dict] = {}
     for path in records:
@@ -139,9 +139,9 @@ def _drafts(records: list[Path]) -> dict[str, dict]:
 def _dataset_examples(directory: Path, drafts: dict[str, dict], session, say, *, only_drafted: bool):
     """The dataset's questions with their y1: from the records, else drafted now into the
     records file `eval --iterations 1` would write (so an interrupted run resumes)."""
-    from ..engine import evaluate
-    from ..engine.adapt import drafts_from_records
-    from ..engine.datasets import DatasetError, load_dataset
+    from ..engine.evaluation import evaluate
+    from ..engine.evaluation.adapt import drafts_from_records
+    from ..engine.evaluation.datasets import DatasetError, load_dataset
     from .eval import Progress, open_dataset_retriever, output_paths, run_config
 
     try:
@@ -176,7 +176,7 @@ def _dataset_examples(directory: Path, drafts: dict[str, dict], session, say, *,
 
 def _history_examples(folder: Path, session, say):
     """Questions asked about ``folder`` in the TUI, each with its first iteration's draft."""
-    from ..engine.adapt import Example
+    from ..engine.evaluation.adapt import Example
     from ..history import History
     from .ask import check_folder
 

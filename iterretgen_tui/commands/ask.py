@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 from ..cli import UserError, add_loop_flags, add_model_flags, settings_from
-from ..engine.events import DraftDone, FinalAnswer, IterationStarted, PassagesRetrieved, Token
+from ..engine.loop.events import DraftDone, FinalAnswer, IterationStarted, PassagesRetrieved, Token
 from ..engine.passages import Passage
-from ..engine.prompts import QuestionTooLong
+from ..engine.loop.prompts import QuestionTooLong
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:

@@ -78,9 +78,9 @@ class Progress:
 def open_dataset_retriever(dataset, embedder, say):
     """The dataset's corpus in the index store (one passage per document, source = its
     id); cached, so a second run embeds nothing."""
-    from ..engine.index import PassageIndex
-    from ..engine.indexer import sync_corpus
-    from ..engine.retriever import Retriever
+    from ..engine.indexing.index import PassageIndex
+    from ..engine.indexing.indexer import sync_corpus
+    from ..engine.retrieval.retriever import Retriever
 
     index = PassageIndex.open(
         paths.dataset_index_dir(dataset.directory, embedder.identity),
@@ -126,8 +126,8 @@ def output_paths(out: Path | None, config: dict) -> tuple[Path, Path, Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..engine import evaluate
-    from ..engine.datasets import DatasetError, load_dataset
+    from ..engine.evaluation import evaluate
+    from ..engine.evaluation.datasets import DatasetError, load_dataset
     from ..eval_report import format_table, plot
     from ..session import Session
 
@@ -193,8 +193,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _replaying(generator):
-    """The chat model behind the memo of greedy generations (engine/generation_cache.py)."""
-    from ..engine.generation_cache import CachedGenerator
+    """The chat model behind the memo of greedy generations (engine/evaluation/generation_cache.py)."""
+    from ..engine.evaluation.generation_cache import CachedGenerator
 
     return CachedGenerator(generator, paths.eval_dir() / "generations.sqlite")
 
@@ -203,7 +203,7 @@ def _judge(args, session):
     """The judge: the chat model itself unless --judge-llm names another."""
     if not args.judge_llm:
         return session.generator
-    from ..engine.generator import LlamaGenerator
+    from ..engine.loop.generator import LlamaGenerator
     from ..models import resolve_llm
 
     return LlamaGenerator(resolve_llm(args.judge_llm), n_ctx=session.settings.n_ctx,

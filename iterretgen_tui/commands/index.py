@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterator, TextIO
 
 from ..cli import UserError, add_model_flags, settings_from
-from ..engine.indexer import IndexProgress, IndexReport
+from ..engine.indexing.indexer import IndexProgress, IndexReport
 
 MAX_SKIPS_SHOWN = 20
 
@@ -31,8 +31,8 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..engine.index import IndexLockedError, IndexMismatchError
-    from ..engine.indexer import open_folder_index, sync_folder, watch_folder
+    from ..engine.indexing.index import IndexLockedError, IndexMismatchError
+    from ..engine.indexing.indexer import open_folder_index, sync_folder, watch_folder
     from ..session import Session
     from .ask import check_folder
 

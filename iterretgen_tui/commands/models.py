@@ -7,7 +7,8 @@ import json
 import sys
 from dataclasses import asdict
 
-from .. import catalogue, models
+from ..models import catalogue
+from .. import models
 from ..cli import add_model_flags, settings_from
 
 
@@ -38,7 +39,7 @@ def human(size: int | None) -> str:
 
 
 def _pull(name: str) -> int:
-    from ..pull import pull
+    from ..models.pull import pull
 
     entry = catalogue.load().get(name)
     if entry is not None and not entry.embedded:
@@ -60,7 +61,7 @@ def _row(mark: str, name: str, kind: str, source: str, size: str, note: str) -> 
 
 
 def _list(args: argparse.Namespace) -> int:
-    from ..devices import describe_devices
+    from ..models.devices import describe_devices
 
     settings = settings_from(args)
     configured = {"llm": settings.llm, "embedder": settings.embedder, "query_encoder": settings.query_encoder}

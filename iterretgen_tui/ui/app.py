@@ -31,7 +31,7 @@ from textual.widgets import Footer, Header, Input
 from .. import config, paths
 from .. import history as history_module
 from ..config import Settings
-from ..engine.events import (
+from ..engine.loop.events import (
     ContextTrimmed,
     DraftDone,
     FinalAnswer,

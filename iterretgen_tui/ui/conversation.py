@@ -8,7 +8,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static
 
-from ..engine.events import FinalAnswer
+from ..engine.loop.events import FinalAnswer
 from ..history import answer_markdown
 from .streaming import StreamingMarkdown
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple, Protocol, TypeVar, Union
 
-from ..engine.events import Event, Token
+from ..engine.loop.events import Event, Token
 
 FLUSH_SECONDS = 0.1
 T = TypeVar("T")

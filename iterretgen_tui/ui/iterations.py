@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..engine.events import FinalAnswer, IterationTrace
+from ..engine.loop.events import FinalAnswer, IterationTrace
 from ..engine.passages import Passage
 from .streaming import StreamingMarkdown
 

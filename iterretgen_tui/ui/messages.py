@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:  # the indexer pulls in FAISS: not at start-up
-    from ..engine.indexer import IndexProgress
+    from ..engine.indexing.indexer import IndexProgress
 
 
 @dataclass

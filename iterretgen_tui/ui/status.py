@@ -9,7 +9,7 @@ from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
 if TYPE_CHECKING:
-    from ..engine.indexer import IndexProgress
+    from ..engine.indexing.indexer import IndexProgress
 
 
 class StatusLine(Horizontal):

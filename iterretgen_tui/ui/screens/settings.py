@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, Select, Switch
 
 from ...config import DEVICES, ConfigError, Settings
-from ...engine.iterretgen import QUERY_MODES
+from ...engine.loop.iterretgen import QUERY_MODES
 
 
 class SettingsScreen(ModalScreen[Settings | None]):

@@ -12,7 +12,7 @@ EmbedLayerNorm and BiasGelu kernels; with batches of 8 this took int8 from 1.1-1
 weights per output channel (per tensor drifted MiniLM to a mean cosine of 0.95 against
 fp32; per channel keeps 0.995). "openvino-int8" leaves the graph unfused (OpenVINO reads
 standard ONNX operators and fuses on its own) and quantises weights and activations
-(engine/openvino_quantize.py) into an OpenVINO model, the fastest on a CPU.
+(engine/embedding/openvino_quantize.py) into an OpenVINO model, the fastest on a CPU.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from .. import paths
+from ... import paths
 
 EXPORT_VERSION = "2"  # bump when the exported graph or the manifest changes
 VARIANTS = ("fp32", "int8", "openvino-int8")

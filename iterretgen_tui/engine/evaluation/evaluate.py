@@ -16,11 +16,12 @@ from math import sqrt
 from statistics import fmean, stdev
 from typing import Iterable, Sequence
 
-from . import iterretgen, metrics
+from ..loop import iterretgen
+from . import metrics
 from .datasets import Question
-from .events import FinalAnswer, IterationTrace, PassagesRetrieved, StopReason
-from .generator import Generator
-from .passages import Passage
+from ..loop.events import FinalAnswer, IterationTrace, PassagesRetrieved, StopReason
+from ..loop.generator import Generator
+from ..passages import Passage
 
 RECALL_KS = (5, 10, 100)
 JUDGE_MAX_TOKENS = 4  # the verdict is the reply's opening word

@@ -1,7 +1,7 @@
 """Iter-RetGen (Shao et al., 2023): retrieve with q, draft y1; for t = 2..T retrieve
 with y(t-1) || q and draft y_t from the new passages; return y_T.
 
-``run`` is a plain generator of typed events (engine/events.py) and records the trace
+``run`` is a plain generator of typed events (engine/loop/events.py) and records the trace
 of every iteration. Beyond the paper: an adaptive stop (consecutive answers agree, or
 the new retrieval brings nothing new to read) and optionally carrying earlier
 iterations' passages forward.
@@ -28,7 +28,7 @@ from .events import (
     Token,
 )
 from .generator import Generator
-from .passages import Passage
+from ..passages import Passage
 from .prompts import answer_complete, build_prompt, extract_answer
 
 CONVERGENCE_F1 = 0.8  # token-F1 between consecutive answers that counts as "the same"

@@ -13,7 +13,8 @@ import importlib.util
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from . import catalogue, paths
+from .. import paths
+from . import catalogue
 from .catalogue import CHAT_KINDS, Entry
 
 EMBEDDED_LLM = "smollm2-135m"
@@ -147,7 +148,7 @@ def resolve_llm(name_or_path: str) -> Path:
 
 def adapted(name: str) -> Path | None:
     """The folder of a query encoder made by `adapt` under this name, if there is one."""
-    from .engine.adapt import MANIFEST as ADAPTED_MANIFEST
+    from ..engine.evaluation.adapt import MANIFEST as ADAPTED_MANIFEST
 
     folder = paths.adapted_dir() / name
     return folder if catalogue.is_name(name) and (folder / ADAPTED_MANIFEST).is_file() else None

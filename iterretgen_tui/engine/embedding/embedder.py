@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .errors import DeviceUnavailable
+from ..errors import DeviceUnavailable
 
 
 class Embedder(ABC):

@@ -18,10 +18,10 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from .. import paths
+from ... import paths
 from .chunking import Chunk
 from .documents import MAX_BYTES, FileEntry, Skip, SkipFile, content_hash, passages, read, scan
-from .embedder import Embedder
+from ..embedding.embedder import Embedder
 from .index import FileRecord, FileUpdate, IndexMismatchError, NewPassage, PassageIndex
 
 PARSER_VERSION = "1"  # bump when parsing, splitting or the embedded text changes

@@ -1,7 +1,7 @@
 """sentence-transformers models exported to ONNX, run by ONNX Runtime or OpenVINO on the CPU
 (see docs/performance.md).
 
-The export is made once per model and variant (engine/onnx_export.py) and loaded from
+The export is made once per model and variant (engine/embedding/onnx_export.py) and loaded from
 ``paths.cache_dir()``; a missing or damaged one is made again. Texts are tokenised
 together, sorted by token count and batched, so a batch pads to similar lengths; pooling
 and normalisation follow sentence-transformers exactly (fp32 vectors match torch's to

@@ -1,6 +1,6 @@
 """The paper's answer and retrieval metrics, each a fraction in [0, 1] for one question.
 
-Answers are compared after SQuAD normalisation (engine/answers.py, the same one the
+Answers are compared after SQuAD normalisation (engine/loop/answers.py, the same one the
 adaptive stop uses), against every gold alias, keeping the best.
 """
 
@@ -10,7 +10,7 @@ import math
 import re
 from typing import Iterable, Mapping, Sequence
 
-from .answers import normalize_answer, token_f1
+from ..loop.answers import normalize_answer, token_f1
 
 
 def exact_match(prediction: str, answers: Sequence[str]) -> float:

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Generator as Stream, Sequence
 
-from .generator import Generator, Message
+from ..loop.generator import Generator, Message
 
 
 class CachedGenerator:

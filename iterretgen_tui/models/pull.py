@@ -32,8 +32,9 @@ from huggingface_hub.errors import (
 )
 from huggingface_hub.file_download import HfFileMetadata, http_get
 
-from . import catalogue, paths
-from .models import MANIFEST, ModelError, Pulled, pulled
+from . import catalogue
+from .. import paths
+from . import MANIFEST, ModelError, Pulled, pulled
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _CHUNK = 1 << 20

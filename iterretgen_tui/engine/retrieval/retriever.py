@@ -6,8 +6,8 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from .embedder import Embedder
-from .passages import Passage
+from ..embedding.embedder import Embedder
+from ..passages import Passage
 
 
 class VectorSearch(Protocol):

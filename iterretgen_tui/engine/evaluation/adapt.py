@@ -21,11 +21,11 @@ from typing import Callable, Iterable, Protocol, Sequence
 
 import numpy as np
 
-from .embedder import Embedder
-from .generator import half_the_cores
-from .index import PassageIndex
-from .iterretgen import form_query
-from .passages import Passage
+from ..embedding.embedder import Embedder
+from ..loop.generator import half_the_cores
+from ..indexing.index import PassageIndex
+from ..loop.iterretgen import form_query
+from ..passages import Passage
 
 MANIFEST = "adapted.json"  # written last: a folder without it is an unfinished run
 MASKED = -1e4  # the padding score: exp(MASKED / tau) is 0 at any tau we use

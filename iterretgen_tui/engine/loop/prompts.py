@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .passages import Passage
+from ..passages import Passage
 
 INSTRUCTION = (
     "You answer questions using the knowledge given with each question. "

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from .passages import Passage
+from ..passages import Passage
 
 
 class StopReason(str, Enum):

@@ -29,7 +29,7 @@ import faiss
 import numpy as np
 from filelock import FileLock, Timeout
 
-from .passages import Passage
+from ..passages import Passage
 
 SCHEMA_VERSION = "1"
 _DB = "index.sqlite3"

@@ -36,7 +36,7 @@ def gpu_layers(device: str) -> int:
         return 0
     import llama_cpp
 
-    from .errors import DeviceUnavailable
+    from ..errors import DeviceUnavailable
 
     supported = llama_cpp.llama_supports_gpu_offload()
     if device == "cuda" and not supported:
