@@ -1,5 +1,5 @@
 # Two commands set up a fresh machine: `make run` (the TUI over ./docs on the embedded
-# models) and `make test` (the whole suite). Both create .venv on first use.
+# models) and `make test` (lint, format check and the whole suite). Both create .venv on first use.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -21,6 +21,8 @@ run: $(STAMP)
 	$(BIN)/iterretgen-chat $(FOLDER)
 
 test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q
 
 .PHONY: install run test

@@ -1,7 +1,7 @@
 """`iterretgen-chat` entry point: the TUI by default, subcommands for headless work.
 
 Each subcommand lives in ``iterretgen_tui.commands.<name>`` with ``add_parser`` and
-``run``; they are imported only when used, so `--help` and the TUI start fast.
+``execute``; they are imported only when used, so `--help` and the TUI start fast.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import argparse
 import importlib
 import sys
 
-from .config import EMBED_BACKENDS, ConfigError
+from .config import DEVICES, EMBED_BACKENDS
+from .engine.errors import IterRetGenError
 
 SUBCOMMANDS = {
     "index": "build or update a folder's index",
@@ -21,7 +22,7 @@ SUBCOMMANDS = {
 }
 
 
-class UserError(Exception):
+class UserError(IterRetGenError):
     """Something the user can fix; printed as one line, never a traceback."""
 
 
@@ -30,14 +31,14 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--embedder", help="sentence-transformers model: name or folder")
     parser.add_argument("--query-encoder", dest="query_encoder", metavar="NAME",
                         help="an adapted query encoder (see `adapt`): name or folder")
-    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], help="where models run")
+    parser.add_argument("--device", choices=DEVICES, help="where models run")
     parser.add_argument("--embed-backend", dest="embed_backend", choices=EMBED_BACKENDS,
                         help="how the embedder runs (auto: OpenVINO int8 on a CPU, torch on a GPU)")
 
 
 def add_loop_flags(parser: argparse.ArgumentParser) -> None:
     """The loop's settings that `ask` and `eval` take as flags; unset, the settings file's."""
-    from .engine.loop.iterretgen import QUERY_MODES
+    from .engine.loop.options import QUERY_MODES
 
     parser.add_argument("--query-mode", dest="query_mode", choices=QUERY_MODES,
                         help="how iteration 2+ retrieves (default: the setting; feedback unless changed)")
@@ -84,18 +85,15 @@ def main(argv: list[str] | None = None) -> int:
         return _guarded(lambda: tui.main(argv))
     args = build_parser().parse_args(argv)
     module = importlib.import_module(f"iterretgen_tui.commands.{args.command}")
-    return _guarded(lambda: module.run(args))
+    return _guarded(lambda: module.execute(args))
 
 
 def _guarded(action) -> int:
-    from .engine.errors import DeviceUnavailable
-    from .models import ModelError
-
     try:
         return int(action() or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (UserError, ConfigError, ModelError, DeviceUnavailable) as exc:
+    except IterRetGenError as exc:
         print(f"iterretgen-chat: {exc}", file=sys.stderr)
         return 2

@@ -11,13 +11,12 @@ from typing import Any
 import tomli_w
 
 from . import paths
+from .engine.embedding.backends import EMBED_BACKENDS
+from .engine.errors import ConfigError
+from .engine.indexing.chunking import ChunkOptions
+from .engine.loop.options import LoopOptions
 
 DEVICES = ("auto", "cpu", "cuda")
-EMBED_BACKENDS = ("auto", "torch", "onnx", "onnx-int8", "openvino-int8")  # engine/embedding/onnx_embedder.py
-
-
-class ConfigError(ValueError):
-    """A setting has a value we cannot use; the message names it."""
 
 
 @dataclass(frozen=True)
@@ -27,31 +26,35 @@ class Settings:
     query_encoder: str = ""  # an adapted query encoder (see `adapt`); empty: the embedder's own
     device: str = "auto"
     embed_backend: str = "auto"  # OpenVINO int8 on a CPU, torch on a GPU (docs/performance.md)
-    iterations: int = 3  # maximum T
-    top_k: int = 5
-    adaptive: bool = True  # stop early when consecutive answers converge
-    keep_passages: bool = True  # carry earlier iterations' passages forward (docs/evaluation.md)
-    query_mode: str = "feedback"  # how iteration t >= 2 retrieves (engine.iterretgen.QUERY_MODES)
+    # The loop's options (engine/loop/options.py), flat here so the file and the
+    # environment name them directly.
+    iterations: int = LoopOptions.iterations
+    top_k: int = LoopOptions.top_k
+    adaptive: bool = LoopOptions.adaptive
+    keep_passages: bool = LoopOptions.keep_passages
+    query_mode: str = LoopOptions.query_mode
+    max_tokens: int = LoopOptions.max_tokens
     n_ctx: int = 4096
-    max_tokens: int = 256
-    passage_words: int = 100
-    passage_overlap: int = 20
+    passage_words: int = ChunkOptions.words
+    passage_overlap: int = ChunkOptions.overlap
     last_folder: str = ""
 
-    def validated(self) -> "Settings":
-        from .engine.loop.iterretgen import QUERY_MODES
+    @property
+    def loop(self) -> LoopOptions:
+        return LoopOptions(**{f.name: getattr(self, f.name) for f in fields(LoopOptions)})
 
-        if self.query_mode not in QUERY_MODES:
-            raise ConfigError(f"query_mode must be one of {', '.join(QUERY_MODES)}, not {self.query_mode!r}")
+    @property
+    def chunking(self) -> ChunkOptions:
+        return ChunkOptions(words=self.passage_words, overlap=self.passage_overlap)
+
+    def validated(self) -> "Settings":
         if self.device not in DEVICES:
             raise ConfigError(f"device must be one of {', '.join(DEVICES)}, not {self.device!r}")
         if self.embed_backend not in EMBED_BACKENDS:
             raise ConfigError(f"embed_backend must be one of {', '.join(EMBED_BACKENDS)}, not {self.embed_backend!r}")
-        for name in ("iterations", "top_k", "n_ctx", "max_tokens", "passage_words"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be at least 1, not {getattr(self, name)}")
-        if not 0 <= self.passage_overlap < self.passage_words:
-            raise ConfigError("passage_overlap must be at least 0 and below passage_words")
+        if self.n_ctx < 1:
+            raise ConfigError(f"n_ctx must be at least 1, not {self.n_ctx}")
+        self.loop, self.chunking  # each checks its own values
         return self
 
 

@@ -10,11 +10,15 @@ import json
 import re
 import sqlite3
 import time
-from dataclasses import asdict, dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from . import paths
-from .engine.loop.events import FinalAnswer, IterationTrace, StopReason
+from .engine.errors import IterRetGenError
+from .engine.loop.events import FinalAnswer
+from .engine.loop.serialize import final_from_dict, final_to_dict
 from .engine.passages import Passage
 
 _SCHEMA = """
@@ -35,6 +39,10 @@ CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns(conversation_id, id);
 """
 
 
+class HistoryError(IterRetGenError):
+    """The history database cannot be written."""
+
+
 @dataclass(frozen=True)
 class ConversationSummary:
     id: int
@@ -53,29 +61,11 @@ class Conversation:
 
 
 def final_to_json(final: FinalAnswer) -> str:
-    return json.dumps(asdict(final), ensure_ascii=False)
+    return json.dumps(final_to_dict(final), ensure_ascii=False)
 
 
 def final_from_json(text: str) -> FinalAnswer:
-    data = json.loads(text)
-    return FinalAnswer(
-        question=data["question"],
-        answer=data["answer"],
-        draft=data["draft"],
-        sources=_passages(data["sources"]),
-        stop_reason=StopReason(data["stop_reason"]),
-        iterations=tuple(
-            IterationTrace(**{
-                **trace, "passages": _passages(trace["passages"]), "searches": tuple(trace.get("searches", ())),
-            })
-            for trace in data["iterations"]
-        ),
-        stopped_at=data["stopped_at"],
-    )
-
-
-def _passages(rows: list[dict]) -> tuple[Passage, ...]:
-    return tuple(Passage(**row) for row in rows)
+    return final_from_dict(json.loads(text))
 
 
 class History:
@@ -90,7 +80,7 @@ class History:
 
     def start(self, title: str, folder: str) -> int:
         now = time.time()
-        with self._db:
+        with self._writing():
             cursor = self._db.execute(
                 "INSERT INTO conversations (title, folder, created, updated) VALUES (?, ?, ?, ?)",
                 (title[:200], folder, now, now),
@@ -99,7 +89,7 @@ class History:
 
     def add_turn(self, conversation_id: int, final: FinalAnswer) -> None:
         now = time.time()
-        with self._db:
+        with self._writing():
             self._db.execute(
                 "INSERT INTO turns (conversation_id, created, final) VALUES (?, ?, ?)",
                 (conversation_id, now, final_to_json(final)),
@@ -107,6 +97,15 @@ class History:
             self._db.execute(
                 "UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id)
             )
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One transaction; a full disk or a damaged file is an error the user can act on."""
+        try:
+            with self._db:
+                yield
+        except sqlite3.Error as exc:
+            raise HistoryError(f"could not save to history ({self.path}): {exc}") from None
 
     def recent(self, limit: int = 200) -> list[ConversationSummary]:
         rows = self._db.execute(

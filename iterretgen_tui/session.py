@@ -8,7 +8,6 @@ first frame before paying for them.
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -16,6 +15,7 @@ from . import models
 from .config import Settings
 from .engine.loop import iterretgen
 from .engine.loop.events import Event
+from .engine.loop.options import LoopOptions
 
 
 class Session:
@@ -43,6 +43,7 @@ class Session:
     def load_embedder(self, status: Callable[[str], None] = lambda message: None) -> None:
         """The embedder alone (enough for `index`); its identity names the folder's index."""
         from .engine.embedding import embedder, onnx_embedder
+        from .engine.embedding.backends import BACKEND_VARIANTS
 
         settings = self.settings
         embedder_path = models.resolve_embedder(settings.embedder)
@@ -54,7 +55,7 @@ class Session:
         if backend == "torch":
             self.embedder = embedder.SentenceEmbedder(embedder_path, device=settings.device, **options)
         else:
-            variant = onnx_embedder.BACKEND_VARIANTS[backend]
+            variant = BACKEND_VARIANTS[backend]
             self.embedder = onnx_embedder.OnnxEmbedder(embedder_path, variant=variant, status=status, **options)
 
     def open_folder(
@@ -78,8 +79,7 @@ class Session:
             folder,
             index,
             self.embedder,
-            words=self.settings.passage_words,
-            overlap=self.settings.passage_overlap,
+            chunking=self.settings.chunking,
             cancel=cancel,
             progress=progress,
             on_wait=on_wait,
@@ -90,20 +90,14 @@ class Session:
         self.retriever = Retriever(self.embedder, index)
         return report
 
-    def ask(self, question: str, *, cancel: threading.Event, **overrides) -> Iterator[Event]:
+    def ask(self, question: str, *, cancel: threading.Event, options: LoopOptions | None = None) -> Iterator[Event]:
         if self.retriever is None or self.generator is None:
             raise RuntimeError("load_models() and open_folder() first")
-        settings = replace(self.settings, **overrides) if overrides else self.settings
         return iterretgen.run(
             question,
             retriever=self.retriever,
             generator=self.generator,
-            iterations=settings.iterations,
-            top_k=settings.top_k,
-            adaptive=settings.adaptive,
-            keep_passages=settings.keep_passages,
-            query_mode=settings.query_mode,
-            max_tokens=settings.max_tokens,
+            options=options or self.settings.loop,
             cancel=cancel,
         )
 

@@ -25,7 +25,7 @@ from iterretgen_tui.commands.eval import open_dataset_retriever
 from iterretgen_tui.engine.evaluation.adapt import drafts_from_records
 from iterretgen_tui.engine.evaluation.datasets import load_dataset
 from iterretgen_tui.engine.evaluation.evaluate import retrieval_metrics, retrieval_scores
-from iterretgen_tui.engine.loop.iterretgen import form_query
+from iterretgen_tui.engine.loop.queries import form_query
 from iterretgen_tui.session import Session
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from iterretgen_tui import models
 from iterretgen_tui.engine.loop import iterretgen
+from iterretgen_tui.engine.loop.options import LoopOptions
 from iterretgen_tui.engine.loop.events import Token
 from iterretgen_tui.engine.loop.generator import LlamaGenerator
 from iterretgen_tui.engine.passages import Passage
@@ -97,7 +98,7 @@ def main() -> None:
         raw_rates.append(token_rate(c for c in raw if c["choices"][0]["delta"].get("content")))
         gen.reset()
         events = iterretgen.run(question, retriever=FixedRetriever(passages), generator=gen,
-                                iterations=1, top_k=len(passages), max_tokens=128)
+                                options=LoopOptions(iterations=1, top_k=len(passages), max_tokens=128))
         loop_rates.append(token_rate(e for e in events if isinstance(e, Token)))
 
     med = statistics.median

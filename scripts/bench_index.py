@@ -37,11 +37,12 @@ def write_folder(dataset: Path, folder: Path, files: int) -> int:
 
 def embedded_texts(folder: Path, words: int, overlap: int) -> list[str]:
     from iterretgen_tui.engine.indexing import documents
+    from iterretgen_tui.engine.indexing.chunking import ChunkOptions
     from iterretgen_tui.engine.indexing.indexer import embedding_text
 
     texts = []
     for path in sorted(folder.iterdir()):
-        texts += [embedding_text(c) for c in documents.passages(path, path.read_bytes(), words=words, overlap=overlap)]
+        texts += [embedding_text(c) for c in documents.passages(path, path.read_bytes(), ChunkOptions(words, overlap))]
     return texts
 
 

@@ -3,7 +3,7 @@
 
 Iteration 2's retrieval depends only on the question, its own top passage and the
 iteration-1 draft, so the drafts saved by one `iterretgen-chat eval DATASET` run score
-every query mode without another LLM call. The shipped modes go through the loop's own ``retrieve_with_draft``;
+every query mode without another LLM call. The shipped modes go through the loop's own ``searches`` and ``merge_searches``;
 the candidates below were tried and not shipped (their figures are in the issue's note).
 Retrieval with the question alone is iteration 1.
 Usage: scripts/query_formation.py DATASET_DIR RECORDS.jsonl [--top-k 5]
@@ -26,14 +26,9 @@ from iterretgen_tui import config
 from iterretgen_tui.commands.eval import open_dataset_retriever
 from iterretgen_tui.engine.evaluation.datasets import load_dataset
 from iterretgen_tui.engine.evaluation.evaluate import retrieval_scores
-from iterretgen_tui.engine.loop.iterretgen import (
-    FUSION_DEPTH,
-    QUERY_MODES,
-    form_query,
-    fuse,
-    interleave,
-    retrieve_with_draft,
-)
+from iterretgen_tui.engine.loop.options import QUERY_MODES
+from iterretgen_tui.engine.loop.queries import FUSION_DEPTH, form_query, merge_searches, searches
+from iterretgen_tui.engine.retrieval.fusion import fuse, interleave
 from iterretgen_tui.engine.loop.prompts import extract_answer
 from iterretgen_tui.session import Session
 
@@ -128,7 +123,8 @@ def main() -> None:
         scores["question (t=1)"].append(retrieval_scores(first, question))
         query = form_query(question.text, draft)
         for mode in QUERY_MODES:
-            passages = retrieve_with_draft(question.text, query, retriever, args.top_k, mode, first[0])
+            named = searches(question.text, query, mode, first[0])
+            passages = merge_searches(named, retriever, args.top_k, mode)
             scores.setdefault(f"{mode} (t=2)", []).append(retrieval_scores(passages, question))
         for name, retrieve in CANDIDATES.items():
             passages = retrieve(question.text, draft, retriever, args.top_k)

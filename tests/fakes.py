@@ -10,6 +10,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from iterretgen_tui.engine.embedding.embedder import Embedder
+from iterretgen_tui.engine.loop.options import LoopOptions
 from iterretgen_tui.engine.passages import Passage
 
 
@@ -86,3 +87,8 @@ class ScriptedGenerator:
                 cancel.wait(self.delay)
             self.tokens_emitted += 1
             yield word if i == 0 else " " + word
+
+
+def paper_options(**changes) -> LoopOptions:
+    """The paper's loop (its own query, nothing carried forward), which these tests script."""
+    return LoopOptions(**{"keep_passages": False, "query_mode": "draft", **changes})

@@ -19,7 +19,7 @@ from iterretgen_tui.engine.evaluation.datasets import load_dataset
 from iterretgen_tui.engine.embedding.embedder import SentenceEmbedder
 from iterretgen_tui.engine.indexing.index import PassageIndex
 from iterretgen_tui.engine.indexing.indexer import sync_corpus
-from iterretgen_tui.engine.loop.iterretgen import form_query
+from iterretgen_tui.engine.loop.queries import form_query
 from iterretgen_tui.history import History
 from iterretgen_tui.session import Session
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests import docfolder
 from iterretgen_tui.engine.indexing import documents, formats
-from iterretgen_tui.engine.indexing.chunking import split
+from iterretgen_tui.engine.indexing.chunking import ChunkOptions, split
 from iterretgen_tui.engine.indexing.documents import FileEntry, SkipFile
 
 
@@ -131,18 +131,18 @@ def test_binary_is_refused():
 
 def test_passages_have_the_configured_size_and_overlap():
     text = "\n".join(" ".join(f"w{i * 10 + j}" for j in range(10)) for i in range(25))  # 250 words
-    chunks = split(formats.plain(text), words=100, overlap=20)
+    chunks = split(formats.plain(text), ChunkOptions(100, 20))
     assert [len(c.text.split()) for c in chunks] == [100, 100, 90]
     assert chunks[1].text.split()[:20] == chunks[0].text.split()[-20:]
     assert [c.location for c in chunks] == ["lines 1-10", "lines 9-18", "lines 17-25"]
-    assert len(split(formats.plain(text), words=50, overlap=0)) == 5
+    assert len(split(formats.plain(text), ChunkOptions(50, 0))) == 5
 
 
 def test_long_runs_count_as_several_words_and_stay_whole():
     url = "https://example.org/" + "x" * 200
-    [chunk] = split(formats.plain(f"see {url} now"), words=100, overlap=0)
+    [chunk] = split(formats.plain(f"see {url} now"), ChunkOptions(100, 0))
     assert chunk.text == f"see {url} now"
-    parts = split(formats.plain("y" * 240), words=5, overlap=0)
+    parts = split(formats.plain("y" * 240), ChunkOptions(5, 0))
     assert len(parts) == 2 and "".join(p.text for p in parts) == "y" * 240
 
 

@@ -16,7 +16,7 @@ from iterretgen_tui.engine.passages import Passage
 from iterretgen_tui.engine.retrieval.retriever import Retriever
 from iterretgen_tui.session import Session
 
-from .fakes import HashEmbedder, ListIndex, ScriptedGenerator
+from .fakes import HashEmbedder, ListIndex, ScriptedGenerator, paper_options
 
 # Terse texts, so the bag-of-words fake embedder ranks them predictably.
 CORPUS = [
@@ -95,7 +95,7 @@ def test_evaluate_question_scores_every_iteration(tmp_path):
     generator = ScriptedGenerator(reader)
     record = evaluate.evaluate_question(
         dataset.questions[0], retriever=fake_retriever(dataset), generator=generator,
-        iterations=3, top_k=1,
+        options=paper_options(iterations=3, top_k=1),
     )
     steps = record["iterations"]
     assert [s["t"] for s in steps] == [1, 2, 3]  # the adaptive stop never cuts the fixed run
@@ -115,7 +115,7 @@ def test_gold_draft_forms_the_query_from_the_gold_answer(tmp_path):
     dataset = load_dataset(write_dataset(tmp_path / "toy"))
     record = evaluate.evaluate_question(
         dataset.questions[1], retriever=fake_retriever(dataset),
-        generator=ScriptedGenerator(reader), iterations=2, top_k=1, gold_draft=True,
+        generator=ScriptedGenerator(reader), options=paper_options(iterations=2, top_k=1), gold_draft=True,
     )
     assert record["iterations"][1]["query"] == "Green River\n" + dataset.questions[1].text
 
@@ -125,7 +125,7 @@ def test_judge_verdicts_are_recorded_and_reused(tmp_path):
     judge = ScriptedGenerator(lambda m: "Yes" if "Prediction\nmilk" in m[0]["content"] else "Maybe")
     record = evaluate.evaluate_question(
         dataset.questions[2], retriever=fake_retriever(dataset),
-        generator=ScriptedGenerator(reader), iterations=3, top_k=1, judge_with=judge,
+        generator=ScriptedGenerator(reader), options=paper_options(iterations=3, top_k=1), judge_with=judge,
     )
     assert [s["judge"] for s in record["iterations"]] == [True, True, True]
     assert len(judge.prompts) == 1  # the same answer is judged once
@@ -151,9 +151,9 @@ def test_derived_adaptive_stop_matches_an_adaptive_run(tmp_path):
     retriever = fake_retriever(dataset)
     for question in dataset.questions:
         record = evaluate.evaluate_question(
-            question, retriever=retriever, generator=ScriptedGenerator(reader), iterations=3, top_k=1)
-        [final] = [e for e in iterretgen.run(question.text, retriever=retriever, top_k=1,
-                                             generator=ScriptedGenerator(reader), iterations=3)
+            question, retriever=retriever, generator=ScriptedGenerator(reader), options=paper_options(iterations=3, top_k=1))
+        [final] = [e for e in iterretgen.run(question.text, retriever=retriever, generator=ScriptedGenerator(reader),
+                                             options=paper_options(iterations=3, top_k=1))
                    if isinstance(e, FinalAnswer)]
         assert record["adaptive"] == {"t": len(final.iterations), "reason": final.stop_reason.value}
 

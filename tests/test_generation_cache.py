@@ -8,7 +8,7 @@ import time
 from iterretgen_tui.engine.evaluation import evaluate
 from iterretgen_tui.engine.evaluation.generation_cache import CachedGenerator
 
-from .fakes import ScriptedGenerator
+from .fakes import ScriptedGenerator, paper_options
 
 PROMPT = [{"role": "user", "content": "Where was Gustave Eiffel born?"}]
 
@@ -68,7 +68,7 @@ def test_eval_records_charge_a_replayed_generation_its_original_seconds(tmp_path
     # A slow reader, so generation dominates each iteration's time and the comparison
     # below does not hang on milliseconds of retrieval jitter (it did on a loaded machine).
     memo = CachedGenerator(ScriptedGenerator(reader, delay=0.05), tmp_path / "memo.sqlite")
-    kwargs = dict(retriever=fake_retriever(dataset), generator=memo, iterations=2, top_k=1)
+    kwargs = dict(retriever=fake_retriever(dataset), generator=memo, options=paper_options(iterations=2, top_k=1))
     first = evaluate.evaluate_question(dataset.questions[0], **kwargs)
     started = time.perf_counter()
     second = evaluate.evaluate_question(dataset.questions[0], **kwargs)

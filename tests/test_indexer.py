@@ -17,6 +17,7 @@ import pytest
 from iterretgen_tui import cli, paths
 from iterretgen_tui.engine.indexing import indexer
 from iterretgen_tui.engine.indexing.index import IndexLockedError, PassageIndex
+from iterretgen_tui.engine.indexing.chunking import ChunkOptions
 from iterretgen_tui.engine.indexing.indexer import needs_sync, open_folder_index, sync_corpus, sync_folder, watch_folder
 
 from . import docfolder
@@ -215,10 +216,10 @@ def test_new_passage_settings_reprocess_every_file(tmp_path, emb):
     folder = tmp_path / "docs"
     write_words(folder / "a.txt", "alpha", 250)
     index, _ = sync(folder, emb)
-    assert needs_sync(folder, index, words=50, overlap=10)
-    report = sync_folder(folder, index, emb, words=50, overlap=10)
+    assert needs_sync(folder, index, ChunkOptions(50, 10))
+    report = sync_folder(folder, index, emb, chunking=ChunkOptions(50, 10))
     assert report.updated == 1 and len(index) == 6
-    assert not needs_sync(folder, index, words=50, overlap=10)
+    assert not needs_sync(folder, index, ChunkOptions(50, 10))
 
 
 def test_progress_is_reported(tmp_path, emb):

@@ -21,7 +21,7 @@ from iterretgen_tui.engine.loop.events import (
 from iterretgen_tui.engine.passages import Passage
 from iterretgen_tui.engine.retrieval.retriever import Retriever
 
-from .fakes import HashEmbedder, ListIndex, ScriptedGenerator
+from .fakes import HashEmbedder, ListIndex, ScriptedGenerator, paper_options
 
 CORPUS = [
     Passage(1, "Paris is the capital of France.", "France", "/docs/france.md", "lines 1-3"),
@@ -32,15 +32,14 @@ CORPUS = [
 ]
 
 
-def retriever():
+def default_retriever():
     embedder = HashEmbedder()
     return Retriever(embedder, ListIndex(embedder, CORPUS))
 
 
-def events_of(generator, **kwargs):
-    params = dict(retriever=retriever(), generator=generator, iterations=2, top_k=2)
-    params.update(kwargs)
-    return list(iterretgen.run("Where was the builder of the Eiffel Tower born?", **params))
+def events_of(generator, retriever=None, **options):
+    return list(iterretgen.run("Where was the builder of the Eiffel Tower born?", retriever=retriever or default_retriever(),
+                               generator=generator, options=paper_options(**{"iterations": 2, "top_k": 2, **options})))
 
 
 def test_two_iterations_query_is_draft_then_question():
@@ -61,7 +60,7 @@ def test_two_iterations_query_is_draft_then_question():
     assert [it.answer for it in final.iterations] == ["Paris", "Dijon"]
     # The second retrieval is the retriever's answer to the draft-augmented query.
     retrieved = [e.passages for e in events if isinstance(e, PassagesRetrieved)]
-    assert [p.id for p in retrieved[1]] == [p.id for p in retriever().retrieve(queries[1], 2)]
+    assert [p.id for p in retrieved[1]] == [p.id for p in default_retriever().retrieve(queries[1], 2)]
     # Tokens stream and reassemble into the draft.
     tokens = "".join(e.text for e in events if isinstance(e, Token) and e.t == 1)
     assert tokens == draft1
@@ -111,8 +110,8 @@ def test_cancel_mid_stream_stops_generation():
     cancel = threading.Event()
     gen = ScriptedGenerator(["one two three four five six seven eight nine ten"])
     seen = []
-    for event in iterretgen.run("q about Paris", retriever=retriever(), generator=gen,
-                                iterations=2, top_k=2, cancel=cancel):
+    for event in iterretgen.run("q about Paris", retriever=default_retriever(), generator=gen,
+                                options=paper_options(iterations=2, top_k=2), cancel=cancel):
         seen.append(event)
         if isinstance(event, Token) and len(seen) > 5:
             cancel.set()
@@ -127,8 +126,8 @@ def test_context_budget_trims_passages_and_says_so():
     long_corpus = [Passage(i, ("Eiffel Dijon word " * 60).strip(), f"T{i}", f"/d/{i}.md") for i in range(5)]
     embedder = HashEmbedder()
     r = Retriever(embedder, ListIndex(embedder, long_corpus))
-    events = list(iterretgen.run("Eiffel Dijon?", retriever=r, generator=gen, iterations=1,
-                                 top_k=5, max_tokens=50))
+    events = list(iterretgen.run("Eiffel Dijon?", retriever=r, generator=gen,
+                                 options=paper_options(iterations=1, top_k=5, max_tokens=50)))
     trimmed = [e for e in events if isinstance(e, ContextTrimmed)]
     assert trimmed and trimmed[0].dropped > 0
     prompt_tokens = sum(gen.count_tokens(m["content"]) + 8 for m in gen.prompts[0])
@@ -141,7 +140,8 @@ def test_question_longer_than_window_is_a_clear_error():
 
     gen = ScriptedGenerator(["x"], n_ctx=100)
     with pytest.raises(QuestionTooLong, match="too long"):
-        list(iterretgen.run("why " * 200, retriever=retriever(), generator=gen, max_tokens=20))
+        list(iterretgen.run("why " * 200, retriever=default_retriever(), generator=gen,
+                            options=paper_options(max_tokens=20)))
 
 
 def test_keep_passages_carries_earlier_ones_forward():
@@ -192,7 +192,7 @@ def test_combined_modes_keep_the_question_passages_against_a_misleading_draft(mo
 
 def test_feedback_mode_adds_the_previous_top_passage_as_a_query():
     asked = []
-    recording = retriever()
+    recording = default_retriever()
     plain_many = recording.retrieve_many
     recording.retrieve_many = lambda queries, k: asked.append(list(queries)) or plain_many(queries, k)
     draft = "The Eiffel Tower was built by Gustave Eiffel. So the answer is Paris."
@@ -204,26 +204,24 @@ def test_feedback_mode_adds_the_previous_top_passage_as_a_query():
     assert asked == [[question], [question, f"{lead.title}\n{lead.text}\n{question}", f"{draft}\n{question}"]]
     second = [p.id for p in events[-1].iterations[1].passages]
     assert second[0] == lead.id and len(second) == 2  # the question's best passage leads
-    named = ("the question", f"the last top passage ({lead.title}) + the question", "the draft + the question")
-    assert [e.searches for e in events if isinstance(e, QueryFormed)] == [("the question",), named]
-    assert [trace.searches for trace in events[-1].iterations] == [("the question",), named]
+    named = ("question", "lead", "draft")
+    assert [e.searches for e in events if isinstance(e, QueryFormed)] == [("question",), named]
+    assert [trace.searches for trace in events[-1].iterations] == [("question",), named]
 
 
 def test_each_mode_names_its_searches_in_merge_order():
-    from iterretgen_tui.engine.loop.iterretgen import searches
+    from iterretgen_tui.engine.loop.queries import searches
 
     untitled = Passage(3, "Gustave Eiffel was born in Dijon.", "", "/docs/notes.txt", "lines 1-2")
-    assert list(searches("q?", "y\nq?", "draft")) == ["the draft + the question"]
+    assert list(searches("q?", "y\nq?", "draft")) == ["draft"]
     assert list(searches("q?", "y\nq?", "fusion")) == list(searches("q?", "y\nq?", "interleave")) == [
-        "the question", "the draft + the question"]
+        "question", "draft"]
     feedback = searches("q?", "y\nq?", "feedback", untitled)
-    assert feedback == {"the question": "q?",
-                        f"the last top passage ({untitled.citation}) + the question": f"{untitled.text}\nq?",
-                        "the draft + the question": "y\nq?"}
+    assert feedback == {"question": "q?", "lead": f"{untitled.text}\nq?", "draft": "y\nq?"}
 
 
 def test_fuse_is_reciprocal_rank_fusion():
-    from iterretgen_tui.engine.loop.iterretgen import fuse
+    from iterretgen_tui.engine.retrieval.fusion import fuse
 
     a, b, c = (Passage(i, "t", "T", "s", score=s) for i, s in ((1, 0.9), (2, 0.8), (3, 0.7)))
     fused = fuse([[a, b, c], [b, c, a]], 3)
@@ -233,7 +231,7 @@ def test_fuse_is_reciprocal_rank_fusion():
 
 
 def test_interleave_takes_the_rankings_in_turn_each_passage_once():
-    from iterretgen_tui.engine.loop.iterretgen import interleave
+    from iterretgen_tui.engine.retrieval.fusion import interleave
 
     a, b, c, d = (Passage(i, "t", "T", "s") for i in range(1, 5))
     assert [p.id for p in interleave([[a, b, c], [b, d, a]], 4)] == [1, 2, 4, 3]
@@ -243,5 +241,5 @@ def test_interleave_takes_the_rankings_in_turn_each_passage_once():
 
 
 def test_unknown_query_mode_is_refused():
-    with pytest.raises(ValueError, match="query mode"):
+    with pytest.raises(ValueError, match="query_mode"):
         events_of(ScriptedGenerator(["So the answer is Paris."]), adaptive=False, query_mode="magic")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from iterretgen_tui import config
 from iterretgen_tui.engine.loop.events import StopReason
+from iterretgen_tui.engine.loop.options import LoopOptions
 from iterretgen_tui.models import ModelError
 from iterretgen_tui.ui.conversation import AnswerView
 from iterretgen_tui.ui.iterations import IterationPane
@@ -83,8 +84,8 @@ async def test_question_streams_each_iteration_then_the_cited_answer(tmp_path):
         assert "converged at iteration 3" in status_text(app)
         assert "per iteration:" in status_text(app)
         assert sessions[0].asked == [
-            (QUESTION, {"iterations": 3, "top_k": 2, "adaptive": True, "keep_passages": False,
-                        "query_mode": "draft"})
+            (QUESTION, LoopOptions(iterations=3, top_k=2, adaptive=True, keep_passages=False,
+                                   query_mode="draft", max_tokens=app.settings.max_tokens))
         ]
 
 
@@ -184,8 +185,8 @@ async def test_settings_are_saved_and_used_for_the_next_question(tmp_path):
         stored = config.load()
         assert (stored.iterations, stored.adaptive, stored.query_mode) == (2, False, "fusion")
         await ask_and_wait(pilot)
-        assert sessions[0].asked[-1][1]["iterations"] == 2
-        assert sessions[0].asked[-1][1]["query_mode"] == "fusion"
+        assert sessions[0].asked[-1][1].iterations == 2
+        assert sessions[0].asked[-1][1].query_mode == "fusion"
         assert [p.border_title for p in app.query(IterationPane)] == ["Iteration 1", "Iteration 2"]
         assert "reached the maximum (2 iterations)" in status_text(app)
         query = str(app.query_one("#iteration-2 .query", Static).render())

@@ -16,7 +16,7 @@ def test_no_folder_given_and_none_remembered_is_a_one_line_error(capsys):
 
 def test_a_missing_folder_is_a_one_line_error(tmp_path, capsys):
     assert cli.main([str(tmp_path / "nope")]) == 2
-    assert capsys.readouterr().err.strip() == f"iterretgen-chat: not a folder: {tmp_path / 'nope'}"
+    assert capsys.readouterr().err.strip() == f"iterretgen-chat: folder not found: {tmp_path / 'nope'}"
 
 
 def test_the_folder_is_remembered_and_flags_are_not_saved(tmp_path):

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from iterretgen_tui.engine.loop.events import IterationStarted, QueryFormed, Token
-from iterretgen_tui.ui.driver import Abandoned, Chunk, Feed, abandonable, pump
+from iterretgen_tui.ui.driver import Abandoned, Tokens, Feed, abandonable, pump
 
 
 def test_consecutive_tokens_of_one_iteration_become_one_chunk_in_order():
@@ -18,10 +18,10 @@ def test_consecutive_tokens_of_one_iteration_become_one_chunk_in_order():
     feed.put(6, Token(2, "d"))  # another run never merges with this one
     assert feed.take() == [
         (5, IterationStarted(1, 2)),
-        (5, Chunk(1, "ab")),
+        (5, Tokens(1, "ab")),
         (5, IterationStarted(2, 2)),
-        (5, Chunk(2, "c")),
-        (6, Chunk(2, "d")),
+        (5, Tokens(2, "c")),
+        (6, Tokens(2, "d")),
     ]
     assert not feed and feed.take() == []
 
@@ -31,7 +31,7 @@ def test_pump_wakes_the_ui_for_events_but_not_for_each_token():
     events = [IterationStarted(1, 1), Token(1, "x"), Token(1, "y"), QueryFormed(1, "q")]
     pump(iter(events), run=1, feed=feed, wake=lambda: wakes.append(1), cancel=threading.Event())
     assert len(wakes) == 2
-    assert [item for _, item in feed.take()] == [IterationStarted(1, 1), Chunk(1, "xy"), QueryFormed(1, "q")]
+    assert [item for _, item in feed.take()] == [IterationStarted(1, 1), Tokens(1, "xy"), QueryFormed(1, "q")]
 
 
 def test_pump_stops_at_cancel_and_closes_the_generator():
@@ -49,7 +49,7 @@ def test_pump_stops_at_cancel_and_closes_the_generator():
 
     feed = Feed()
     pump(events(), run=1, feed=feed, wake=lambda: None, cancel=cancel)
-    assert [item for _, item in feed.take()] == [Chunk(1, "a")]
+    assert [item for _, item in feed.take()] == [Tokens(1, "a")]
     assert closed == [True]
 
 

@@ -11,6 +11,7 @@ from typing import Callable
 
 from iterretgen_tui.config import Settings
 from iterretgen_tui.engine.indexing.indexer import IndexProgress, IndexReport
+from iterretgen_tui.engine.loop.options import LoopOptions
 from iterretgen_tui.engine.passages import Passage
 from iterretgen_tui.engine.retrieval.retriever import Retriever
 from iterretgen_tui.session import Session
@@ -76,7 +77,7 @@ class FakeSession(Session):
         self.corpus = corpus
         self.loaded = loaded
         self.load_error = load_error
-        self.asked: list[tuple[str, dict]] = []
+        self.asked: list[tuple[str, LoopOptions]] = []
 
     def load_models(self, status: Callable[[str], None] = lambda text: None) -> None:
         status("loading LLM scripted-llm")
@@ -88,7 +89,7 @@ class FakeSession(Session):
         self.embedder.name = "hash-embedder"
         self.generator = self.fake_generator
 
-    def open_folder(self, folder: Path, *, progress=None, cancel=None):
+    def open_folder(self, folder: Path, *, progress=None, cancel=None, on_wait=None):
         if progress is not None:
             progress(IndexProgress(1, 2, 3, 10.0, 0.2, "docs/eiffel.md"))
         self.folder = Path(folder)
@@ -96,9 +97,9 @@ class FakeSession(Session):
         self.retriever = Retriever(self.embedder, self.index)
         return IndexReport(indexed=len(self.corpus), passages=len(self.corpus))
 
-    def ask(self, question, *, cancel, **overrides):
-        self.asked.append((question, overrides))
-        return super().ask(question, cancel=cancel, **overrides)
+    def ask(self, question, *, cancel, options=None):
+        self.asked.append((question, options))
+        return super().ask(question, cancel=cancel, options=options)
 
 
 def make_app(

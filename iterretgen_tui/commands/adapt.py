@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from .. import models, paths
@@ -41,7 +42,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     add_model_flags(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def execute(args: argparse.Namespace) -> int:
     from ..engine.evaluation import adapt
     from ..session import Session
 
@@ -141,19 +142,20 @@ def _dataset_examples(directory: Path, drafts: dict[str, dict], session, say, *,
     records file `eval --iterations 1` would write (so an interrupted run resumes)."""
     from ..engine.evaluation import evaluate
     from ..engine.evaluation.adapt import drafts_from_records
-    from ..engine.evaluation.datasets import DatasetError, load_dataset
+    from ..engine.evaluation.datasets import load_dataset
     from .eval import Progress, open_dataset_retriever, output_paths, run_config
 
     try:
         dataset = load_dataset(directory)
-    except (DatasetError, OSError) as exc:
+    except OSError as exc:
         raise UserError(str(exc)) from None
     retriever = open_dataset_retriever(dataset, session.embedder, say)
     known = drafts.get(str(dataset.directory), {})
     todo = [q for q in dataset.questions if q.id not in known]
     if todo and not only_drafted:
         settings = session.settings
-        config = run_config(dataset, settings, iterations=1)
+        options = replace(settings.loop, iterations=1)
+        config = run_config(dataset, settings, options)
         records_path = output_paths(None, config)[1]
         log = evaluate.RecordLog(records_path, config)
         missing = [q for q in todo if q.id not in log.records]
@@ -164,9 +166,7 @@ def _dataset_examples(directory: Path, drafts: dict[str, dict], session, say, *,
             progress = Progress(len(missing))
             for question in missing:
                 log.append(evaluate.evaluate_question(
-                    question, retriever=retriever, generator=session.generator, iterations=1,
-                    top_k=settings.top_k, max_tokens=settings.max_tokens,
-                ))
+                    question, retriever=retriever, generator=session.generator, options=options))
                 progress.step()
         known = {**drafts_from_records(records_path)[1], **known}
     examples = [known[q.id] for q in dataset.questions if q.id in known]
@@ -178,7 +178,7 @@ def _history_examples(folder: Path, session, say):
     """Questions asked about ``folder`` in the TUI, each with its first iteration's draft."""
     from ..engine.evaluation.adapt import Example
     from ..history import History
-    from .ask import check_folder
+    from ..engine.indexing.documents import check_folder
 
     folder = check_folder(folder)
     session.open_folder(folder, on_wait=say)

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 from ..cli import UserError, add_loop_flags, add_model_flags, settings_from
+from ..engine.indexing.documents import check_folder
 from ..engine.loop.events import DraftDone, FinalAnswer, IterationStarted, PassagesRetrieved, Token
-from ..engine.passages import Passage
-from ..engine.loop.prompts import QuestionTooLong
+from ..engine.loop.serialize import final_to_dict
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -30,50 +30,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     add_model_flags(parser)
 
 
-def check_folder(folder: Path) -> Path:
-    folder = folder.expanduser()
-    if not folder.exists():
-        raise UserError(f"folder not found: {folder}")
-    if not folder.is_dir():
-        raise UserError(f"not a folder: {folder}")
-    return folder.resolve()
-
-
-def passage_json(p: Passage) -> dict:
-    return {
-        "source": p.source,
-        "location": p.location,
-        "title": p.title,
-        "passage_id": p.id,
-        "score": round(p.score, 6),
-        "text": p.text,
-    }
-
-
-def answer_json(final: FinalAnswer, seconds: float) -> dict:
-    return {
-        "question": final.question,
-        "answer": final.answer,
-        "sources": [dict(n=n, **passage_json(p)) for n, p in enumerate(final.sources, 1)],
-        "stop_reason": final.stop_reason.value,
-        "iterations": [
-            {
-                "t": it.t,
-                "query": it.query,
-                "passages": [passage_json(p) for p in it.passages],
-                "draft": it.draft,
-                "answer": it.answer,
-                "seconds": round(it.seconds, 3),
-                "prompt_tokens": it.prompt_tokens,
-                "trimmed": it.trimmed,
-            }
-            for it in final.iterations
-        ],
-        "seconds": round(seconds, 3),
-    }
-
-
-def run(args: argparse.Namespace) -> int:
+def execute(args: argparse.Namespace) -> int:
     from ..session import Session
 
     if not args.question.strip():
@@ -93,28 +50,25 @@ def run(args: argparse.Namespace) -> int:
     if not session.info()["passages"]:
         raise UserError(f"no readable documents in {folder}")
     final = None
-    try:
-        for event in session.ask(args.question, cancel=threading.Event()):
-            if isinstance(event, FinalAnswer):
-                final = event
-            elif args.json:
-                continue
-            elif isinstance(event, IterationStarted):
-                say(f"\n── Iteration {event.t} ──")
-            elif isinstance(event, PassagesRetrieved):
-                say("retrieved: " + ", ".join(Path(p.source).name for p in event.passages))
-            elif isinstance(event, Token):
-                sys.stderr.write(event.text)
-                sys.stderr.flush()
-            elif isinstance(event, DraftDone):
-                say(f"\n({event.trace.seconds:.1f} s)")
-    except QuestionTooLong as exc:
-        raise UserError(str(exc)) from None
+    for event in session.ask(args.question, cancel=threading.Event()):
+        if isinstance(event, FinalAnswer):
+            final = event
+        elif args.json:
+            continue
+        elif isinstance(event, IterationStarted):
+            say(f"\n── Iteration {event.t} ──")
+        elif isinstance(event, PassagesRetrieved):
+            say("retrieved: " + ", ".join(Path(p.source).name for p in event.passages))
+        elif isinstance(event, Token):
+            sys.stderr.write(event.text)
+            sys.stderr.flush()
+        elif isinstance(event, DraftDone):
+            say(f"\n({event.trace.seconds:.1f} s)")
     seconds = time.perf_counter() - started
     if args.json:
-        print(json.dumps(answer_json(final, seconds), ensure_ascii=False))
+        print(json.dumps({**final_to_dict(final), "seconds": round(seconds, 3)}, ensure_ascii=False))
         return 0
-    say(final.stop_reason.describe(len(final.iterations)))
+    say(final.stop_reason.describe(final.stopped_at))
     print(f"\n{final.answer or '(no answer)'}\n")
     for n, p in enumerate(final.sources, 1):
         print(f"[{n}] {p.title} - {p.citation}")

@@ -12,6 +12,7 @@ import hashlib
 import json
 import sys
 import time
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from .. import paths
@@ -100,15 +101,16 @@ def open_dataset_retriever(dataset, embedder, say):
     return Retriever(embedder, index)
 
 
-def run_config(dataset, settings, *, iterations: int, draft_source: str = "model",
-               judge_llm: str | None = None) -> dict:
-    """What a records file is keyed by: records made with other settings never mix."""
+def run_config(dataset, settings, options, *, draft_source: str = "model", judge_llm: str | None = None) -> dict:
+    """What a records file is keyed by: records made with other settings never mix. The
+    loop runs without its adaptive stop (it is replayed), so that option keys nothing."""
+    loop = asdict(options)
+    del loop["adaptive"]
     return {
         "dataset": dataset.name, "directory": str(dataset.directory),
         "llm": settings.llm, "embedder": settings.embedder,
-        "query_encoder": settings.query_encoder, "embed_backend": settings.embed_backend, "iterations": iterations,
-        "top_k": settings.top_k, "max_tokens": settings.max_tokens, "n_ctx": settings.n_ctx,
-        "keep_passages": settings.keep_passages, "query_mode": settings.query_mode,
+        "query_encoder": settings.query_encoder, "embed_backend": settings.embed_backend,
+        "n_ctx": settings.n_ctx, **loop,
         "draft_source": draft_source,
         "judge_llm": judge_llm,
     }
@@ -125,15 +127,15 @@ def output_paths(out: Path | None, config: dict) -> tuple[Path, Path, Path]:
     return out, out.with_suffix(".jsonl"), out.with_suffix(".png")
 
 
-def run(args: argparse.Namespace) -> int:
+def execute(args: argparse.Namespace) -> int:
     from ..engine.evaluation import evaluate
-    from ..engine.evaluation.datasets import DatasetError, load_dataset
+    from ..engine.evaluation.datasets import load_dataset
     from ..eval_report import format_table, plot
     from ..session import Session
 
     try:
         dataset = load_dataset(args.dataset)
-    except (DatasetError, OSError) as exc:
+    except OSError as exc:
         raise UserError(str(exc)) from None
     if args.limit is not None and args.limit < 1:
         raise UserError("--limit must be at least 1")
@@ -141,8 +143,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--draft-source gold needs answers; {dataset.name} has none")
     settings = settings_from(args, top_k=args.top_k)
     questions = dataset.questions[: args.limit]
-    max_t = max(args.iterations)
-    config = run_config(dataset, settings, iterations=max_t, draft_source=args.draft_source,
+    options = replace(settings.loop, iterations=max(args.iterations))
+    config = run_config(dataset, settings, options, draft_source=args.draft_source,
                         judge_llm=(args.judge_llm or settings.llm) if args.judge else None)
     out, records_path, plot_path = output_paths(args.out, config)
 
@@ -158,10 +160,7 @@ def run(args: argparse.Namespace) -> int:
                "retrieval": evaluate.retrieval_metrics(questions, retriever)}
     seconds = time.perf_counter() - started
     if dataset.has_answers:
-        try:
-            log = evaluate.RecordLog(records_path, config)
-        except evaluate.ConfigMismatch as exc:
-            raise UserError(str(exc)) from None
+        log = evaluate.RecordLog(records_path, config)
         judge_with = _judge(args, session) if args.judge else None
         todo = [q for q in questions if q.id not in log.records]
         say(f"{len(questions) - len(todo)} of {len(questions)} questions already in {records_path}")
@@ -169,11 +168,8 @@ def run(args: argparse.Namespace) -> int:
         generator = session.generator if args.no_replay else _replaying(session.generator)
         for question in todo:
             log.append(evaluate.evaluate_question(
-                question, retriever=retriever, generator=generator,
-                iterations=max_t, top_k=settings.top_k, max_tokens=settings.max_tokens,
-                keep_passages=settings.keep_passages, query_mode=settings.query_mode,
-                gold_draft=args.draft_source == "gold",
-                judge_with=judge_with,
+                question, retriever=retriever, generator=generator, options=options,
+                gold_draft=args.draft_source == "gold", judge_with=judge_with,
             ))
             progress.step()
         records = [log.records[q.id] for q in questions]

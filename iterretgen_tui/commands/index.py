@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, TextIO
 
-from ..cli import UserError, add_model_flags, settings_from
+from ..cli import add_model_flags, settings_from
 from ..engine.indexing.indexer import IndexProgress, IndexReport
 
 MAX_SKIPS_SHOWN = 20
@@ -30,11 +30,10 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     add_model_flags(parser)
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..engine.indexing.index import IndexLockedError, IndexMismatchError
+def execute(args: argparse.Namespace) -> int:
     from ..engine.indexing.indexer import open_folder_index, sync_folder, watch_folder
     from ..session import Session
-    from .ask import check_folder
+    from ..engine.indexing.documents import check_folder
 
     folder = check_folder(args.folder)
     settings = settings_from(args)
@@ -45,8 +44,7 @@ def run(args: argparse.Namespace) -> int:
     say = (lambda message: None) if args.json else (lambda message: print(message, file=sys.stderr))
     progress = None if args.json else ProgressLine(sys.stderr)
     options = dict(
-        words=settings.passage_words,
-        overlap=settings.passage_overlap,
+        chunking=settings.chunking,
         cancel=cancel,
         progress=progress,
         lock_timeout=0 if args.no_wait else None,
@@ -58,16 +56,13 @@ def run(args: argparse.Namespace) -> int:
             progress.clear()
         print_report(report, as_json=args.json)
 
-    try:
-        with _interrupt_sets(cancel), open_folder_index(folder, embedder) as index:
-            report = sync_folder(folder, index, embedder, **options)
-            show(report)
-            if args.watch and not report.cancelled:
-                say(f"watching {folder} for changes (Ctrl-C to stop)")
-                watch_folder(folder, index, embedder, on_report=show, **options)
-                return 0
-    except (IndexLockedError, IndexMismatchError) as exc:
-        raise UserError(str(exc)) from None
+    with _interrupt_sets(cancel), open_folder_index(folder, embedder) as index:
+        report = sync_folder(folder, index, embedder, **options)
+        show(report)
+        if args.watch and not report.cancelled:
+            say(f"watching {folder} for changes (Ctrl-C to stop)")
+            watch_folder(folder, index, embedder, on_report=show, **options)
+            return 0
     return 130 if report.cancelled else 0
 
 

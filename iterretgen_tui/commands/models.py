@@ -22,7 +22,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(action="list", json=False)
 
 
-def run(args: argparse.Namespace) -> int:
+def execute(args: argparse.Namespace) -> int:
     if args.action == "pull":
         return _pull(args.name)
     return _list(args)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import config, paths
 from ..cli import UserError, add_model_flags, settings_from
+from ..engine.indexing.documents import check_folder
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,10 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
 def resolve_folder(given: str | None, last: str) -> Path:
     if not given and not last:
         raise UserError("which documents? run `iterretgen-chat FOLDER`")
-    folder = Path(given or last).expanduser().resolve()
-    if not folder.is_dir():
-        raise UserError(f"not a folder: {folder}")
-    return folder
+    return check_folder(given or last)
 
 
 def remember_folder(folder: Path) -> None:

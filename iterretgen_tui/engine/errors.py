@@ -1,6 +1,15 @@
-"""Engine errors a user can act on. Kept free of heavy imports: the CLI imports this
-module to recognise them before anything slow has loaded."""
+"""The errors a user can act on. One root, so the CLI catches them once and the app shows
+them once; each message says what happened and what to do. Kept free of heavy imports:
+the CLI imports this module before anything slow has loaded."""
 
 
-class DeviceUnavailable(RuntimeError):
+class IterRetGenError(Exception):
+    """The root of every error a user may see."""
+
+
+class ConfigError(IterRetGenError, ValueError):
+    """A setting or option has a value we cannot use; the message names it."""
+
+
+class DeviceUnavailable(IterRetGenError, RuntimeError):
     """The device asked for cannot be used by this installation."""

@@ -18,6 +18,11 @@ class Passage:
         return replace(self, score=float(score))
 
     @property
+    def searched_text(self) -> str:
+        """The passage as a query or a teacher reads it: its title, then its text."""
+        return f"{self.title}\n{self.text}" if self.title else self.text
+
+    @property
     def citation(self) -> str:
         """How a source is named to the user: path plus page or line range."""
         return f"{self.source} ({self.location})" if self.location else self.source

@@ -16,6 +16,7 @@ from pathlib import Path
 from .. import paths
 from . import catalogue
 from .catalogue import CHAT_KINDS, Entry
+from ..engine.errors import IterRetGenError
 
 EMBEDDED_LLM = "smollm2-135m"
 EMBEDDED_EMBEDDER = "all-minilm-l6-v2"
@@ -24,7 +25,7 @@ GGUF_MAGIC = b"GGUF"
 MANIFEST = ".pulled.json"  # written last by a pull: a folder without it is unfinished
 
 
-class ModelError(Exception):
+class ModelError(IterRetGenError):
     """A model cannot be found or used; the message says which and why."""
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
+from ..engine.errors import IterRetGenError
 
 KINDS = ("llm", "embedder", "judge")
 CHAT_KINDS = ("llm", "judge")  # GGUF chat models: either works with --llm
@@ -27,7 +28,7 @@ _OPTIONAL = (
 )
 
 
-class CatalogueError(ValueError):
+class CatalogueError(IterRetGenError, ValueError):
     """The catalogue file is malformed; the message lists every problem."""
 
 

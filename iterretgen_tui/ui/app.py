@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import logging
 import re
-import sqlite3
 import sys
 import threading
 from dataclasses import dataclass, field, fields, replace
@@ -31,6 +30,8 @@ from textual.widgets import Footer, Header, Input
 from .. import config, paths
 from .. import history as history_module
 from ..config import Settings
+from ..engine.errors import IterRetGenError
+from ..engine.loop.options import LoopOptions
 from ..engine.loop.events import (
     ContextTrimmed,
     DraftDone,
@@ -43,7 +44,7 @@ from ..engine.loop.events import (
 )
 from ..history import History
 from .conversation import AnswerView, ChatLog
-from .driver import FLUSH_SECONDS, Abandoned, Chunk, Failed, Feed, Item, SessionLike, abandonable, pump
+from .driver import FLUSH_SECONDS, Abandoned, Failed, Feed, Item, SessionLike, Tokens, abandonable, pump
 from .iterations import IterationPane, IterationPanes
 from .messages import Activity, FeedReady, IndexProgressed, Prepared
 from .screens.export import ExportScreen
@@ -57,24 +58,27 @@ log = logging.getLogger(__name__)
 
 SessionFactory = Callable[[Settings], SessionLike]
 MODEL_FIELDS = ("llm", "embedder", "query_encoder", "device")
-# The model decodes in a worker thread that needs the GIL between tokens. At Python's
-# default 5 ms switch interval a rendering UI thread held each token up to that long:
-# the window streamed at 0.79x raw llama-cpp-python, 0.89x at 1 ms, 0.96x at 0.2 ms
-# (scripts/bench_tui.py, one noisy run each).
+# The model decodes in a worker thread that needs the GIL between tokens; at Python's
+# default switch interval a rendering UI thread holds each token up to that long
+# (docs/performance.md, scripts/bench_tui.py).
 GIL_SWITCH_SECONDS = 0.0002
 
 
-def describe(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__
+def error_message(exc: BaseException) -> str:
+    """What the app shows for a failure: ours say what to do; anything else is a bug,
+    named as such (the log keeps its traceback)."""
+    if isinstance(exc, IterRetGenError):
+        return str(exc)
+    return f"unexpected {type(exc).__name__}: {exc} (the log has the details)"
 
 
 @dataclass
-class Run:
+class Asking:
     """One question being answered."""
 
     id: int
     question: str
-    overrides: dict
+    options: LoopOptions  # the settings when it was asked
     answer: AnswerView
     cancel: threading.Event = field(default_factory=threading.Event)
     t: int = 0  # the iteration under way
@@ -115,7 +119,7 @@ class ChatApp(App):
         self.ready = threading.Event()  # set once preparing has finished, well or not
         self.unavailable = ""  # why questions cannot be answered, when preparing failed
         self.shutdown = threading.Event()  # stops indexing when the app quits
-        self.current: Run | None = None
+        self.current: Asking | None = None
         self.feed = Feed()
         self.run_ids = itertools.count(1)
         self.conversation_id: int | None = None
@@ -175,7 +179,7 @@ class ChatApp(App):
             pass
         except Exception as exc:  # shown in the app; the log keeps the traceback
             log.exception("preparing failed")
-            post(Prepared({}, error=describe(exc)))
+            post(Prepared({}, error=error_message(exc)))
 
     def on_activity(self, message: Activity) -> None:
         self.status.set_activity(message.text)
@@ -217,11 +221,7 @@ class ChatApp(App):
     async def ask(self, question: str) -> None:
         await self.cancel_current()
         answer = await self.query_one(ChatLog).add_question(question)
-        overrides = {
-            name: getattr(self.settings, name)
-            for name in ("iterations", "top_k", "adaptive", "keep_passages", "query_mode")
-        }
-        run = Run(next(self.run_ids), question, overrides, answer)
+        run = Asking(next(self.run_ids), question, self.settings.loop, answer)
         self.current = run
         await self.panes.reset()
         if not self.ready.is_set():
@@ -229,18 +229,18 @@ class ChatApp(App):
         self.answer(run)
 
     @work(thread=True, exclusive=True, group="answer", exit_on_error=False)
-    def answer(self, run: Run) -> None:
+    def answer(self, run: Asking) -> None:
         while not self.ready.wait(0.1):
             if run.cancel.is_set():
                 return
         try:
             if self.unavailable or self.session is None:
-                raise RuntimeError(f"cannot answer: {self.unavailable}")
-            events = self.session.ask(run.question, cancel=run.cancel, **run.overrides)
+                raise IterRetGenError(f"cannot answer: {self.unavailable}")
+            events = self.session.ask(run.question, cancel=run.cancel, options=run.options)
             pump(events, run=run.id, feed=self.feed, wake=self.wake, cancel=run.cancel)
         except Exception as exc:
             log.exception("answering failed")
-            self.feed.put(run.id, Failed(describe(exc)))
+            self.feed.put(run.id, Failed(error_message(exc)))
             self.wake()
 
     def wake(self) -> None:
@@ -250,7 +250,7 @@ class ChatApp(App):
         if self.feed:
             self.wake()
 
-    def live_run(self, run_id: int) -> Run | None:
+    def live_run(self, run_id: int) -> Asking | None:
         """The run a worker message belongs to, unless it was replaced or cancelled."""
         run = self.current
         return run if run is not None and run.id == run_id and run.live else None
@@ -261,10 +261,10 @@ class ChatApp(App):
             if run is not None:  # else replaced or cancelled: nothing more is shown
                 await self.show_item(run, item)
 
-    async def show_item(self, run: Run, item: Item) -> None:
+    async def show_item(self, run: Asking, item: Item) -> None:
         pane = self.panes.pane(getattr(item, "t", run.t))
         match item:
-            case Chunk(text=text) if pane:
+            case Tokens(text=text) if pane:
                 await pane.write(text)
                 await run.answer.write(text)
             case IterationStarted(t=t, max_t=max_t):
@@ -272,8 +272,8 @@ class ChatApp(App):
                 await self.panes.start(t)
                 await run.answer.restart(f"_Iteration {t} of at most {max_t}: retrieving…_")
                 self.status.set_activity(f"iteration {t} of at most {max_t}")
-            case QueryFormed(query=query, searches=searches) if pane:
-                pane.show_query(query, searches)
+            case QueryFormed(t=t, query=query, searches=searches) if pane:
+                pane.show_query(query, searches, self.panes.lead(t))
             case PassagesRetrieved(t=t, passages=passages) if pane:
                 pane.show_passages(passages)
                 await run.answer.restart(f"_Iteration {t}: reading {len(passages)} passages…_")
@@ -288,7 +288,7 @@ class ChatApp(App):
             case Failed(error=error):
                 await self.fail(run, error)
 
-    async def close_pane(self, run: Run, why: str) -> None:
+    async def close_pane(self, run: Asking, why: str) -> None:
         """An iteration that ended without a draft (no new passages, cancel) says why."""
         pane = self.panes.pane(run.t)
         if pane is not None and pane.border_subtitle == "running":
@@ -296,7 +296,7 @@ class ChatApp(App):
             pane.border_subtitle = "stopped"
             pane.note(why)
 
-    async def finish(self, run: Run, final: FinalAnswer) -> None:
+    async def finish(self, run: Asking, final: FinalAnswer) -> None:
         run.done = True
         self.save_turn(final)  # before rendering: quitting mid-render loses nothing
         await run.answer.finish(final)
@@ -307,10 +307,10 @@ class ChatApp(App):
             if self.conversation_id is None:
                 self.conversation_id = self.history.start(final.question, str(self.folder))
             self.history.add_turn(self.conversation_id, final)
-        except sqlite3.Error as exc:
-            self.notify(f"could not save to history: {exc}", severity="warning")
+        except IterRetGenError as exc:
+            self.notify(str(exc), severity="warning")
 
-    async def fail(self, run: Run, error: str) -> None:
+    async def fail(self, run: Asking, error: str) -> None:
         run.done = True
         await self.close_pane(run, "failed")
         await run.answer.replace(f"**Could not answer:** {error}")
@@ -424,7 +424,7 @@ class ChatApp(App):
         yield SystemCommand("New conversation", "Start afresh (Ctrl+N)", self.action_new_chat)
         yield SystemCommand(
             f"Adaptive stop: turn {'off' if s.adaptive else 'on'}",
-            "Stop early when consecutive answers agree",
+            "Stop early when consecutive answers agree or retrieval finds nothing new",
             partial(self.change, adaptive=not s.adaptive),
         )
         yield SystemCommand(

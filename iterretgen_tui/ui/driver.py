@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable, Iterator, NamedTuple, Protocol, TypeVar, Union
 
 from ..engine.loop.events import Event, Token
+from ..engine.loop.options import LoopOptions
 
 FLUSH_SECONDS = 0.1
 T = TypeVar("T")
@@ -27,12 +28,12 @@ class SessionLike(Protocol):
 
     def open_folder(self, folder: Path, *, progress=None, cancel: threading.Event | None = None): ...
 
-    def ask(self, question: str, *, cancel: threading.Event, **overrides) -> Iterator[Event]: ...
+    def ask(self, question: str, *, cancel: threading.Event, options: LoopOptions | None = None) -> Iterator[Event]: ...
 
     def info(self) -> dict: ...
 
 
-class Chunk(NamedTuple):
+class Tokens(NamedTuple):
     """Consecutive tokens of iteration ``t``."""
 
     t: int
@@ -44,7 +45,7 @@ class Failed:
     error: str
 
 
-Item = Union[Event, Chunk, Failed]
+Item = Union[Event, Tokens, Failed]
 
 
 class Feed:
@@ -59,10 +60,10 @@ class Feed:
         with self._lock:
             if isinstance(item, Token):
                 last = self._items[-1] if self._items else None
-                if last and last[0] == run and isinstance(last[1], Chunk) and last[1].t == item.t:
-                    self._items[-1] = (run, Chunk(item.t, last[1].text + item.text))
+                if last and last[0] == run and isinstance(last[1], Tokens) and last[1].t == item.t:
+                    self._items[-1] = (run, Tokens(item.t, last[1].text + item.text))
                 else:
-                    self._items.append((run, Chunk(item.t, item.text)))
+                    self._items.append((run, Tokens(item.t, item.text)))
             else:
                 self._items.append((run, item))
 

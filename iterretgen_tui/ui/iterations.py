@@ -13,6 +13,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..engine.loop.events import FinalAnswer, IterationTrace
+from ..engine.loop.queries import DRAFT, LEAD, QUESTION
 from ..engine.passages import Passage
 from .streaming import StreamingMarkdown
 
@@ -25,6 +26,14 @@ def passage_label(n: int, passage: Passage) -> Text:
     label.append(passage.citation, style="italic")
     label.append(f" · score {passage.score:.2f}", style="dim")
     return label
+
+
+def search_label(name: str, lead: Passage | None) -> str:
+    """A search the loop names by identifier, in words (turns saved before identifiers
+    stored the words themselves, which pass through)."""
+    if name == LEAD:
+        return f"the last top passage ({lead.title or lead.citation}) + the question" if lead else "the last top passage + the question"
+    return {QUESTION: "the question", DRAFT: "the draft + the question"}.get(name, name)
 
 
 class IterationPane(Vertical):
@@ -45,11 +54,11 @@ class IterationPane(Vertical):
         yield StreamingMarkdown("", classes="draft")
         yield Static("", classes="note", markup=False)
 
-    def show_query(self, query: str, searches: tuple[str, ...] = ()) -> None:
+    def show_query(self, query: str, searches: tuple[str, ...] = (), lead: Passage | None = None) -> None:
         short = textwrap.shorten(" ".join(query.split()), QUERY_CHARS, placeholder=" …")
         text = f"Query: {short}"
         if len(searches) > 1:  # passages and their scores come from several searches
-            text += "\nSearched with " + "; ".join(searches)
+            text += "\nSearched with " + "; ".join(search_label(name, lead) for name in searches)
         self.query_one(".query", Static).update(text)
 
     def show_passages(self, passages: tuple[Passage, ...]) -> None:
@@ -105,10 +114,16 @@ class IterationPanes(VerticalScroll):
         panes = self.query(f"#iteration-{t}")
         return panes.first(IterationPane) if panes else None
 
+    def lead(self, t: int) -> Passage | None:
+        """The passage iteration t's "lead" search started from: t - 1's top passage."""
+        previous = self.pane(t - 1)
+        return previous.passages[0] if previous is not None and previous.passages else None
+
     async def show(self, final: FinalAnswer) -> None:
         """Rebuild the panes of a finished answer from its trace."""
         await self.reset()
         for trace in final.iterations:
+            lead = self.lead(trace.t)
             pane = await self.start(trace.t)
-            pane.show_query(trace.query, trace.searches)
+            pane.show_query(trace.query, trace.searches, lead)
             await pane.finish(trace)

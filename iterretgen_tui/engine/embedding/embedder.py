@@ -54,7 +54,10 @@ def resolve_device(device: str) -> str:
     import torch
 
     if device == "cuda" and not torch.cuda.is_available():
-        raise DeviceUnavailable("--device cuda: this torch has no usable CUDA (CPU build or no GPU)")
+        raise DeviceUnavailable(
+            "--device cuda: torch was built without CUDA or sees no GPU: the embedder cannot start on the GPU "
+            "(install a CUDA build of torch)"
+        )
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 

@@ -21,8 +21,6 @@ from . import onnx_export
 from .embedder import Embedder, resolve_device
 
 AUTO_ONNX = "openvino-int8"  # what "auto" runs on a CPU: the fastest that holds scifact nDCG@10 (docs/performance.md)
-# Backend setting -> export variant (onnx_export.VARIANTS).
-BACKEND_VARIANTS = {"onnx": "fp32", "onnx-int8": "int8", "openvino-int8": "openvino-int8"}
 
 
 def resolve_backend(backend: str, device: str, folders: Sequence[Path]) -> str:
@@ -46,7 +44,7 @@ class _OnnxRuntime:
             options.intra_op_num_threads = threads
         self.session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
 
-    def run(self, batches: Iterable[tuple[np.ndarray, dict]], store: Callable) -> None:
+    def embed(self, batches: Iterable[tuple[np.ndarray, dict]], store: Callable) -> None:
         for rows, feed in batches:
             store(rows, self.session.run(None, feed)[0], feed)
 
@@ -69,7 +67,7 @@ class _OpenVino:
         # are atomic).
         self.idle: list = []
 
-    def run(self, batches: Iterable[tuple[np.ndarray, dict]], store: Callable) -> None:
+    def embed(self, batches: Iterable[tuple[np.ndarray, dict]], store: Callable) -> None:
         # No Python callback (AsyncInferQueue's): a stream thread waiting for the GIL while
         # the main thread freed a compiled model (and joined those threads) deadlocked.
         running: deque = deque()
@@ -122,7 +120,7 @@ class _Encoder:
         def store(rows, hidden, feed):
             out[rows] = _pool(hidden, feed["attention_mask"], m["pooling"])
 
-        self.runtime.run(batches(), store)
+        self.runtime.embed(batches(), store)
         if normalize:
             out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out

@@ -7,10 +7,9 @@ an interrupted export is never mistaken for a finished one.
 
 BERT-family encoders (MiniLM, BGE, E5, GTE) are exported with eager attention, whose
 pattern ONNX Runtime's transformer optimizer fuses into its attention, SkipLayerNorm,
-EmbedLayerNorm and BiasGelu kernels; with batches of 8 this took int8 from 1.1-1.6x to
-1.7-1.9x raw torch on 2 cores (docs/performance.md). "int8" then quantises the MatMul
-weights per output channel (per tensor drifted MiniLM to a mean cosine of 0.95 against
-fp32; per channel keeps 0.995). "openvino-int8" leaves the graph unfused (OpenVINO reads
+EmbedLayerNorm and BiasGelu kernels, which int8 gains most from (docs/performance.md).
+"int8" then quantises the MatMul weights per output channel (per tensor drifted MiniLM's
+vectors far from fp32's). "openvino-int8" leaves the graph unfused (OpenVINO reads
 standard ONNX operators and fuses on its own) and quantises weights and activations
 (engine/embedding/openvino_quantize.py) into an OpenVINO model, the fastest on a CPU.
 """
@@ -28,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ... import paths
+from ..errors import IterRetGenError
 
 EXPORT_VERSION = "2"  # bump when the exported graph or the manifest changes
 VARIANTS = ("fp32", "int8", "openvino-int8")
@@ -42,7 +42,7 @@ _SUPPORTED_MODULES = {"Transformer", "Pooling", "Normalize"}
 _SUPPORTED_POOLING = ("mean", "cls")
 
 
-class UnsupportedModel(ValueError):
+class UnsupportedModel(IterRetGenError, ValueError):
     """The model has a layer the ONNX path does not reproduce; the torch backend runs it."""
 
 
@@ -94,7 +94,6 @@ def model_feed(encoded, names) -> dict:
 
 def export(model: Path, target: Path, variant: str) -> None:
     """Write ``target`` (the model file, the tokenizer, manifest.json) from ``model``."""
-    import torch
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as transformers_logging
 
@@ -112,26 +111,11 @@ def export(model: Path, target: Path, variant: str) -> None:
         encoder.set_attn_implementation("eager")  # SDPA's exported pattern is not fused
     accepted = inspect.signature(encoder.forward).parameters
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in accepted]
-    sample = st.tokenizer(["an example", "a second, longer example"], padding=True, return_tensors="pt")
-    sample.setdefault("token_type_ids", torch.zeros_like(sample["input_ids"]))
-
-    class LastHiddenState(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.encoder = encoder
-
-        def forward(self, *inputs):
-            return self.encoder(**dict(zip(names, inputs))).last_hidden_state
-
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
     try:
         exported = staging / "exported.onnx"
-        axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]}
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # tracer and deprecation notes about the export itself
-            torch.onnx.export(LastHiddenState(), tuple(sample[n] for n in names), str(exported), input_names=names,
-                              output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
+        _export_transformer(st, encoder, names, exported)
         graph = exported
         if fusable:
             graph = staging / "fused.onnx"
@@ -167,12 +151,34 @@ def export(model: Path, target: Path, variant: str) -> None:
         raise
 
 
+def _export_transformer(st, encoder, names: list[str], path: Path) -> None:
+    """The transformer alone (pooling runs in numpy), with batch and length left dynamic."""
+    import torch
+
+    sample = st.tokenizer(["an example", "a second, longer example"], padding=True, return_tensors="pt")
+    sample.setdefault("token_type_ids", torch.zeros_like(sample["input_ids"]))
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(self, *inputs):
+            return self.encoder(**dict(zip(names, inputs))).last_hidden_state
+
+    axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]}
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer and deprecation notes about the export itself
+        torch.onnx.export(LastHiddenState(), tuple(sample[n] for n in names), str(path), input_names=names,
+                          output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
+
+
 def _fuse(source: Path, target: Path, config) -> None:
     from onnxruntime.transformers import optimizer
     from onnxruntime.transformers.fusion_options import FusionOptions
 
     options = FusionOptions("bert")
-    # The tanh GELU would be 7% faster, but it cost int8 2.4 points of 2wiki answer recall.
+    # The tanh GELU is faster but cost int8 answer recall (docs/performance.md).
     options.enable_gelu_approximation = False
     options.use_multi_head_attention = True  # its projections stay MatMuls, which int8 quantises
     with _quiet():

@@ -24,7 +24,7 @@ import numpy as np
 from ..embedding.embedder import Embedder
 from ..loop.generator import half_the_cores
 from ..indexing.index import PassageIndex
-from ..loop.iterretgen import form_query
+from ..loop.queries import form_query
 from ..passages import Passage
 
 MANIFEST = "adapted.json"  # written last: a folder without it is an unfinished run
@@ -145,8 +145,8 @@ class TrainConfig:
     lr: float = 2e-5
     tau: float = 0.05  # cosine scores differ by tenths: a low temperature makes them a ranking
     seed: int = 0
-    threads: int | None = None  # CPU threads; None: half the cores (torch's default of all
-    # of them ran 15x slower per step here while other programs used the cores)
+    threads: int | None = None  # CPU threads; None: half the cores (all of them collapse
+    # when other programs use the cores too)
 
 
 def _padded(candidates: Sequence[Candidates]):

@@ -8,9 +8,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
+from ..errors import IterRetGenError
 
 
-class DatasetError(ValueError):
+class DatasetError(IterRetGenError, ValueError):
     """The folder is not a dataset we can read; the message says which file and why."""
 
 

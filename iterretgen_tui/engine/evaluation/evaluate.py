@@ -11,17 +11,22 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from math import sqrt
 from statistics import fmean, stdev
 from typing import Iterable, Sequence
 
 from ..loop import iterretgen
-from . import metrics
-from .datasets import Question
 from ..loop.events import FinalAnswer, IterationTrace, PassagesRetrieved, StopReason
 from ..loop.generator import Generator
+from ..loop.options import LoopOptions
+from ..loop.queries import PassageRetriever, form_query, paper_query
+from ..loop.stopping import answers_converge, no_new_passages
 from ..passages import Passage
+from . import metrics
+from .datasets import Question
+from ..errors import IterRetGenError
 
 RECALL_KS = (5, 10, 100)
 JUDGE_MAX_TOKENS = 4  # the verdict is the reply's opening word
@@ -29,7 +34,7 @@ COMPARED = ("acc", "acc_judge", "answer_recall")  # what iterating is meant to r
 Z95 = 1.96  # two-sided 95% under the normal approximation
 
 
-class ConfigMismatch(ValueError):
+class ConfigMismatch(IterRetGenError, ValueError):
     """Saved records were made with other settings and cannot be resumed."""
 
 
@@ -39,9 +44,9 @@ def adaptive_stop(
     """Where the adaptive loop would have stopped, and why, replaying its two rules in the
     order the loop checks them: no new passages (before drafting t) or converged (after)."""
     for i in range(1, len(traces)):
-        if iterretgen.no_new_passages(retrieved[i], traces[i - 1].passages):
+        if no_new_passages(retrieved[i], traces[i - 1].passages):
             return i, StopReason.SAME_PASSAGES
-        if iterretgen.answers_converge(traces[i - 1].answer, traces[i].answer):
+        if answers_converge(traces[i - 1].answer, traces[i].answer):
             return i + 1, StopReason.CONVERGED
     return len(traces), StopReason.MAX_ITERATIONS
 
@@ -68,18 +73,16 @@ def retrieval_scores(passages: Sequence[Passage], question: Question) -> dict[st
 def evaluate_question(
     question: Question,
     *,
-    retriever: iterretgen.PassageRetriever,
+    retriever: PassageRetriever,
     generator: Generator,
-    iterations: int,
-    top_k: int,
-    max_tokens: int = 256,
-    keep_passages: bool = False,
-    query_mode: str = "draft",
+    options: LoopOptions,
     gold_draft: bool = False,
     judge_with: Generator | None = None,
 ) -> dict:
     """One question's record, JSON-ready: every iteration's query, retrieved document ids,
-    draft, answer, judge verdict and scores, and where the adaptive stop would be."""
+    draft, answer, judge verdict and scores, and where the adaptive stop would be. The
+    loop runs to ``options.iterations`` without stopping; the adaptive stop is replayed.
+    ``gold_draft`` forms each next query from the gold answer (the retrieval ceiling)."""
     started = time.perf_counter()
     replayed = getattr(generator, "replayed", None)  # a CachedGenerator's record
     if replayed is not None:
@@ -90,13 +93,8 @@ def evaluate_question(
         question.text,
         retriever=retriever,
         generator=generator,
-        iterations=iterations,
-        top_k=top_k,
-        adaptive=False,
-        keep_passages=keep_passages,
-        query_mode=query_mode,
-        max_tokens=max_tokens,
-        draft_for_query=(lambda draft: gold) if gold_draft else None,
+        options=replace(options, adaptive=False),
+        next_query=(lambda text, _previous: form_query(text, gold)) if gold_draft else paper_query,
     ):
         if isinstance(event, PassagesRetrieved):
             retrieved.append(event.passages)
@@ -105,26 +103,11 @@ def evaluate_question(
     verdicts: dict[str, bool | None] = {}  # the same answer gets the same (greedy) verdict
     steps = []
     for i, (trace, passages) in enumerate(zip(final.iterations, retrieved)):
-        # A replayed generation costs what it cost when it ran.
-        original = replayed[i] if replayed and i < len(replayed) else None
         if judge_with is not None and trace.answer not in verdicts:
             verdicts[trace.answer] = judge(judge_with, question.text, trace.answer, gold)
-        steps.append({
-            "t": trace.t,
-            "query": trace.query,
-            "passage_ids": [p.source for p in passages],
-            "draft": trace.draft,
-            "answer": trace.answer,
-            "seconds": round(trace.seconds + (original or 0.0), 3),
-            "replayed": original is not None,
-            "judge": verdicts.get(trace.answer),
-            "scores": {
-                "em": metrics.exact_match(trace.answer, question.answers),
-                "f1": metrics.f1(trace.answer, question.answers),
-                "acc": metrics.accuracy(trace.answer, question.answers),
-                **retrieval_scores(passages, question),
-            },
-        })
+        # A replayed generation costs what it cost when it ran.
+        original = replayed[i] if replayed and i < len(replayed) else None
+        steps.append(step_record(question, trace, passages, original, verdicts.get(trace.answer)))
     stop_t, reason = adaptive_stop(retrieved, final.iterations)
     return {
         "id": question.id,
@@ -134,6 +117,28 @@ def evaluate_question(
         "iterations": steps,
         "adaptive": {"t": stop_t, "reason": reason.value},
         "seconds": round(time.perf_counter() - started, 3),
+    }
+
+
+def step_record(
+    question: Question, trace: IterationTrace, retrieved: Sequence[Passage], original: float | None, verdict: bool | None
+) -> dict:
+    """One iteration of a question's record: what it searched, found and answered, scored."""
+    return {
+        "t": trace.t,
+        "query": trace.query,
+        "passage_ids": [p.source for p in retrieved],
+        "draft": trace.draft,
+        "answer": trace.answer,
+        "seconds": round(trace.seconds + (original or 0.0), 3),
+        "replayed": original is not None,
+        "judge": verdict,
+        "scores": {
+            "em": metrics.exact_match(trace.answer, question.answers),
+            "f1": metrics.f1(trace.answer, question.answers),
+            "acc": metrics.accuracy(trace.answer, question.answers),
+            **retrieval_scores(retrieved, question),
+        },
     }
 
 

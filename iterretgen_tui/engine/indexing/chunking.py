@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Iterable
 
+from ..errors import ConfigError
 from .formats import Block, Parsed
 
 # Runs longer than this (URLs, base64, text without spaces) count as several words,
@@ -33,9 +34,22 @@ class _Word:
     glued: bool  # continues the previous word with no space between
 
 
-def split(parsed: Parsed, *, words: int = 100, overlap: int = 20) -> list[Chunk]:
-    if words < 1 or not 0 <= overlap < words:
-        raise ValueError("need words >= 1 and 0 <= overlap < words")
+@dataclass(frozen=True)
+class ChunkOptions:
+    """How documents are split into passages; a change re-splits every file."""
+
+    words: int = 100
+    overlap: int = 20
+
+    def __post_init__(self) -> None:
+        if self.words < 1:
+            raise ConfigError(f"passage_words must be at least 1, not {self.words}")
+        if not 0 <= self.overlap < self.words:
+            raise ConfigError("passage_overlap must be at least 0 and below passage_words")
+
+
+def split(parsed: Parsed, options: ChunkOptions = ChunkOptions()) -> list[Chunk]:
+    words, overlap = options.words, options.overlap
     chunks = []
     for (page, heading), section in groupby(parsed.blocks, key=lambda b: (b.page, b.heading)):
         tokens = _words(section)

@@ -19,7 +19,8 @@ from pathlib import Path
 import charset_normalizer
 
 from . import formats
-from .chunking import Chunk, split
+from ..errors import IterRetGenError
+from .chunking import Chunk, ChunkOptions, split
 from .formats import SkipFile
 
 MAX_BYTES = 50 * 1024 * 1024
@@ -59,6 +60,20 @@ class FileEntry:
 class Skip:
     path: str
     reason: str
+
+
+class FolderError(IterRetGenError):
+    """The folder to index does not exist or is not a folder."""
+
+
+def check_folder(folder: Path | str) -> Path:
+    """The folder as an absolute path, or a clear error."""
+    root = Path(folder).expanduser().resolve()
+    if not root.exists():
+        raise FolderError(f"folder not found: {folder}")
+    if not root.is_dir():
+        raise FolderError(f"not a folder: {folder}")
+    return root
 
 
 def scan(root: Path, *, exclude: Path | None = None) -> tuple[list[FileEntry], list[Skip]]:
@@ -164,7 +179,7 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=20).hexdigest()
 
 
-def passages(path: Path, data: bytes, *, words: int = 100, overlap: int = 20) -> list[Chunk]:
+def passages(path: Path, data: bytes, chunking: ChunkOptions = ChunkOptions()) -> list[Chunk]:
     suffix = path.suffix.lower()
     try:
         if suffix in _CONTAINERS:
@@ -175,7 +190,7 @@ def passages(path: Path, data: bytes, *, words: int = 100, overlap: int = 20) ->
         raise
     except Exception as exc:  # a parser bug on odd input must not stop the whole run
         raise SkipFile(f"cannot parse: {type(exc).__name__}: {exc}"[:200]) from None
-    chunks = split(parsed, words=words, overlap=overlap)
+    chunks = split(parsed, chunking)
     if not chunks:
         raise SkipFile("no text found" + (" (a scanned PDF without a text layer?)" if suffix == ".pdf" else ""))
     return chunks

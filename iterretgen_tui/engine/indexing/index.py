@@ -30,14 +30,15 @@ import numpy as np
 from filelock import FileLock, Timeout
 
 from ..passages import Passage
+from ..errors import IterRetGenError
 
 SCHEMA_VERSION = "1"
 _DB = "index.sqlite3"
 _SQL_VARS = 500  # ids per `IN (...)` query, below SQLite's parameter limit
-# Exact search reads every vector per query (memory-bound: 77 MB at 50,000 x 384); above
-# this an IVF index reads a few percent of them (docs/performance.md, scripts/bench_retrieval.py).
+# Exact search reads every vector per query (memory-bound); above this an IVF index reads
+# a few percent of them (docs/performance.md, scripts/bench_retrieval.py).
 ANN_THRESHOLD = 50_000
-NPROBE = 32  # lists searched per query: recall@10 >= 0.95 of exact at 1M (scripts/bench_retrieval.py)
+NPROBE = 32  # lists searched per query: recall@10 close to exact at 1M (scripts/bench_retrieval.py)
 _TRAIN_PER_LIST = 40  # k-means sample per list: faiss asks for 39 at least; more only costs time
 _BLAS_QUERIES = 20  # from here faiss searches by BLAS matrix products, which use the threads well
 
@@ -66,11 +67,11 @@ CREATE INDEX IF NOT EXISTS passages_key ON passages(key);
 """
 
 
-class IndexMismatchError(Exception):
+class IndexMismatchError(IterRetGenError):
     """The index on disk cannot be used: another embedder or format built it, or it is damaged."""
 
 
-class IndexLockedError(Exception):
+class IndexLockedError(IterRetGenError):
     """Another process is writing this index."""
 
 
@@ -506,7 +507,7 @@ def _same_ids(vectors: faiss.Index, ids: np.ndarray) -> bool:
 @contextmanager
 def _omp_threads(n: int) -> Iterator[None]:
     """A few queries are searched one vector at a time, bound by memory: more OpenMP threads
-    only add barrier waits (2.4x slower at 100,000 vectors on a busy two-core machine)."""
+    only add barrier waits, worst on a busy machine (docs/performance.md)."""
     before = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(n)
     try:

@@ -19,8 +19,8 @@ from typing import Callable, Iterable
 import numpy as np
 
 from ... import paths
-from .chunking import Chunk
-from .documents import MAX_BYTES, FileEntry, Skip, SkipFile, content_hash, passages, read, scan
+from .chunking import Chunk, ChunkOptions
+from .documents import MAX_BYTES, check_folder, FileEntry, Skip, SkipFile, content_hash, passages, read, scan
 from ..embedding.embedder import Embedder
 from .index import FileRecord, FileUpdate, IndexMismatchError, NewPassage, PassageIndex
 
@@ -89,8 +89,7 @@ def sync_folder(
     index: PassageIndex,
     embedder: Embedder,
     *,
-    words: int = 100,
-    overlap: int = 20,
+    chunking: ChunkOptions = ChunkOptions(),
     cancel: threading.Event | None = None,
     progress: ProgressCallback | None = None,
     max_bytes: int = MAX_BYTES,
@@ -99,13 +98,13 @@ def sync_folder(
 ) -> IndexReport:
     """Bring the index in step with the folder. Waits for another writer (``lock_timeout``
     None) or raises ``IndexLockedError``; ``on_wait`` hears once that it is waiting."""
-    root = _folder(folder)
+    root = check_folder(folder)
     _check(index, embedder)
     started = time.monotonic()
     report = IndexReport()
     with index.lock(timeout=lock_timeout, cancel=cancel, on_wait=on_wait):
-        chunking = _chunking(words, overlap)
-        reprocess_all = index.meta("chunking") != chunking
+        signature = _signature(chunking)
+        reprocess_all = index.meta("chunking") != signature
         entries, report.skipped = scan(root, exclude=index.directory)
         known = index.files()
         todo = []
@@ -122,12 +121,12 @@ def sync_folder(
         for entry in todo:
             if writer.cancelled():
                 break
-            vanished = _sync_file(entry, known.get(str(entry.path)), writer, reprocess_all, words, overlap, max_bytes)
+            vanished = _sync_file(entry, known.get(str(entry.path)), writer, reprocess_all, chunking, max_bytes)
             if vanished:
                 gone.add(str(entry.path))
         writer.flush()
         # Removals run even after a cancel: a deleted file must never answer a question.
-        meta = {"chunking": chunking} if reprocess_all and not writer.cancelled() else None
+        meta = {"chunking": signature} if reprocess_all and not writer.cancelled() else None
         _remove(index, report, known, [path for path in gone if path in known], meta)
     return _finish(report, index, writer, started)
 
@@ -137,8 +136,7 @@ def _sync_file(
     record: FileRecord | None,
     writer: "_Writer",
     reprocess_all: bool,
-    words: int,
-    overlap: int,
+    chunking: ChunkOptions,
     max_bytes: int,
 ) -> bool:
     """Queue one changed or new file. Returns whether it vanished."""
@@ -152,7 +150,7 @@ def _sync_file(
         if was_indexed and not reprocess_all and record.hash == digest:
             writer.add(_record(entry, digest), None, outcome="unchanged")  # touched, not edited
             return False
-        chunks = passages(entry.path, data, words=words, overlap=overlap)
+        chunks = passages(entry.path, data, chunking)
     except SkipFile as skip:
         writer.report.skipped.append(Skip(path, skip.reason))
         if skip.transient:  # retried next run; a vanished file is removed now
@@ -164,11 +162,11 @@ def _sync_file(
     return False
 
 
-def needs_sync(folder: Path, index: PassageIndex, *, words: int = 100, overlap: int = 20) -> bool:
+def needs_sync(folder: Path, index: PassageIndex, chunking: ChunkOptions = ChunkOptions()) -> bool:
     """Whether any file was added, changed or removed since the last sync (stat calls only)."""
-    if index.meta("chunking") != _chunking(words, overlap):
+    if index.meta("chunking") != _signature(chunking):
         return True
-    entries, _ = scan(_folder(folder), exclude=index.directory)
+    entries, _ = scan(check_folder(folder), exclude=index.directory)
     on_disk = {str(e.path): (e.size, e.mtime_ns, e.ctime_ns) for e in entries}
     return on_disk != {path: (r.size, r.mtime_ns, r.ctime_ns) for path, r in index.files().items()}
 
@@ -186,7 +184,7 @@ def watch_folder(
     """Sync after each burst of changes until ``cancel`` is set (the caller syncs first)."""
     import watchfiles
 
-    root = _folder(folder)
+    root = check_folder(folder)
     own = index.directory.resolve()
 
     def visible(_change, changed: str) -> bool:
@@ -199,17 +197,9 @@ def watch_folder(
         on_report(sync_folder(root, index, embedder, cancel=cancel, **sync_options))
 
 
-def _folder(folder: Path) -> Path:
-    root = Path(folder).expanduser().resolve()
-    if not root.exists():
-        raise FileNotFoundError(f"folder not found: {folder}")
-    if not root.is_dir():
-        raise NotADirectoryError(f"not a folder: {folder}")
-    return root
-
-
-def _chunking(words: int, overlap: int) -> str:
-    return f"{PARSER_VERSION}:{words}:{overlap}"
+def _signature(chunking: ChunkOptions) -> str:
+    """What the stored passages were split with: another parser or split redoes every file."""
+    return f"{PARSER_VERSION}:{chunking.words}:{chunking.overlap}"
 
 
 def _same_stat(record: FileRecord, entry: FileEntry) -> bool:

@@ -48,9 +48,6 @@ def gpu_layers(device: str) -> int:
 
 
 class LlamaGenerator:
-    # Chat templates add a few tokens per message around the content we count.
-    TEMPLATE_TOKENS_PER_MESSAGE = 8
-
     def __init__(
         self,
         model_path: str | Path,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ..passages import Passage
+from ..errors import IterRetGenError
 
 INSTRUCTION = (
     "You answer questions using the knowledge given with each question. "
@@ -61,7 +62,7 @@ DEMOS: tuple[tuple[tuple[tuple[str, str], ...], str, str], ...] = (
 )
 
 
-class QuestionTooLong(ValueError):
+class QuestionTooLong(IterRetGenError, ValueError):
     """The question alone does not fit in the model's context window."""
 
 

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, Select, Switch
 
 from ...config import DEVICES, ConfigError, Settings
-from ...engine.loop.iterretgen import QUERY_MODES
+from ...engine.loop.options import QUERY_MODES
 
 
 class SettingsScreen(ModalScreen[Settings | None]):
@@ -35,11 +35,11 @@ class SettingsScreen(ModalScreen[Settings | None]):
                 yield Input(str(s.iterations), type="integer", id="iterations")
                 yield Label("Passages per retrieval (top-k)")
                 yield Input(str(s.top_k), type="integer", id="top_k")
-                yield Label("Stop early when answers agree")
+                yield Label("Stop early (answers agree, or nothing new found)")
                 yield Switch(s.adaptive, id="adaptive")
                 yield Label("Keep earlier iterations' passages")
                 yield Switch(s.keep_passages, id="keep_passages")
-                yield Label("Iteration 2+ retrieval (draft alone, fused or interleaved with the question)")
+                yield Label("Iteration 2+ retrieval (feedback: question, last top passage and draft in turn)")
                 yield Select([(m, m) for m in QUERY_MODES], value=s.query_mode, allow_blank=False, id="query_mode")
                 yield Label("LLM (name or .gguf path)")
                 yield Input(s.llm, id="llm")

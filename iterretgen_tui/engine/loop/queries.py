@@ -1,0 +1,66 @@
+"""Generation-augmented retrieval: what iteration t >= 2 searches with, and how the
+searches' rankings are merged.
+
+"draft" is the paper's y(t-1) || q alone; "fusion" merges the rankings of q and
+y(t-1) || q by reciprocal rank; "interleave" takes their passages in turn (q's best, the
+draft's best, q's second, ...), so a weak draft cannot push the question's best passages
+out and a good one always gets slots; "feedback" interleaves three rankings: q's, that of
+the previous iteration's top passage || q (what a two-hop question's first hop found
+names its bridge), and the draft's. How each mode measures: docs/evaluation.md.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol, Sequence
+
+from ..passages import Passage
+from ..retrieval.fusion import fuse, interleave
+from .events import IterationTrace
+from .options import QUERY_MODES
+
+# The searches an iteration may merge, by identifier (the UI words them).
+QUESTION, LEAD, DRAFT = "question", "lead", "draft"
+FUSION_DEPTH = 50  # ranks read from each list before fusing
+
+
+class PassageRetriever(Protocol):
+    def retrieve(self, query: str, k: int) -> list[Passage]: ...
+
+    def retrieve_many(self, queries: Sequence[str], k: int) -> list[list[Passage]]: ...
+
+
+# The text that stands for the previous output in the next query; eval's gold-draft
+# diagnostic supplies its own.
+QueryFormer = Callable[[str, IterationTrace], str]
+
+
+def form_query(question: str, text: str) -> str:
+    """The paper's generation-augmented query layout: the generated text, then the question."""
+    return f"{text}\n{question}"
+
+
+def paper_query(question: str, previous: IterationTrace) -> str:
+    """y(t-1) || q."""
+    return form_query(question, previous.draft)
+
+
+def searches(question: str, query: str, mode: str, lead: Passage | None = None) -> dict[str, str]:
+    """Iteration t >= 2's search texts by identifier, in the order their rankings are
+    merged; ``lead`` is the previous iteration's top passage ("feedback" mode)."""
+    if mode not in QUERY_MODES:
+        raise ValueError(f"query mode must be one of {', '.join(QUERY_MODES)}, not {mode!r}")
+    if mode == "draft":
+        return {DRAFT: query}
+    named = {QUESTION: question}
+    if mode == "feedback" and lead is not None:
+        named[LEAD] = form_query(question, lead.searched_text)
+    named[DRAFT] = query
+    return named
+
+
+def merge_searches(named: dict[str, str], retriever: PassageRetriever, k: int, mode: str) -> list[Passage]:
+    """Run ``searches``' texts and merge their rankings as ``mode`` does."""
+    texts = list(named.values())
+    if mode == "fusion":
+        return fuse(retriever.retrieve_many(texts, max(k, FUSION_DEPTH)), k)
+    return interleave(retriever.retrieve_many(texts, k), k)

@@ -1,0 +1,52 @@
+"""A finished answer as plain JSON data, and back: what history stores and `ask --json`
+prints. Built from the dataclasses' own fields, so a field added to them is carried
+everywhere at once; reading accepts what older versions wrote."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields
+from typing import Any
+
+from ..passages import Passage
+from .events import FinalAnswer, IterationTrace, StopReason
+
+
+def passage_to_dict(passage: Passage) -> dict[str, Any]:
+    return {("passage_id" if name == "id" else name): value for name, value in asdict(passage).items()}
+
+
+def final_to_dict(final: FinalAnswer) -> dict[str, Any]:
+    data = {f.name: getattr(final, f.name) for f in fields(FinalAnswer)}
+    data["sources"] = [{"n": n, **passage_to_dict(p)} for n, p in enumerate(final.sources, 1)]
+    data["stop_reason"] = final.stop_reason.value
+    data["iterations"] = [
+        {**asdict(trace), "passages": [passage_to_dict(p) for p in trace.passages]} for trace in final.iterations
+    ]
+    return data
+
+
+def final_from_dict(data: dict[str, Any]) -> FinalAnswer:
+    known = {f.name for f in fields(FinalAnswer)}
+    return FinalAnswer(**{
+        **{name: value for name, value in data.items() if name in known},
+        "sources": _passages(data["sources"]),
+        "stop_reason": StopReason(data["stop_reason"]),
+        "iterations": tuple(_trace(trace) for trace in data["iterations"]),
+    })
+
+
+def _trace(data: dict[str, Any]) -> IterationTrace:
+    known = {f.name for f in fields(IterationTrace)}
+    values = {name: value for name, value in data.items() if name in known}
+    return IterationTrace(**{
+        **values, "passages": _passages(data["passages"]), "searches": tuple(data.get("searches", ())),
+    })
+
+
+def _passages(rows: list[dict[str, Any]]) -> tuple[Passage, ...]:
+    known = {f.name for f in fields(Passage)}
+    return tuple(
+        Passage(**{name: value for name, value in {"id": row.get("passage_id", row.get("id")), **row}.items()
+                   if name in known})
+        for row in rows
+    )
