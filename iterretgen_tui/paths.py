@@ -70,8 +70,15 @@ def _folder_key(folder: Path | str, *salt: str) -> str:
 
 
 def index_dir(folder: Path | str) -> Path:
-    """The index of one document folder."""
+    """The indexes of one document folder."""
     return _made(data_dir() / "indexes" / _folder_key(folder))
+
+
+def embedder_index_dir(folder: Path | str, embedder_identity: str) -> Path:
+    """The folder's index for one embedder: switching embedders never mixes vectors, and
+    switching back finds the old index intact."""
+    readable = "".join(c if c.isalnum() or c in "._-" else "-" for c in embedder_identity)[:48]
+    return index_dir(folder) / f"{readable}-{hashlib.sha1(embedder_identity.encode()).hexdigest()[:8]}"
 
 
 def dataset_index_dir(dataset: Path | str, embedder_identity: str) -> Path:

@@ -69,9 +69,9 @@ def test_validation_accepts_a_well_formed_entry():
 
 
 def test_embedded_names_resolve_to_the_packaged_weights():
-    assert models.resolve_llm("smollm2-135m") == models.embedded_llm_path()
-    assert models.resolve_embedder("all-minilm-l6-v2") == models.embedded_embedder_path()
-    assert (models.embedded_embedder_path() / "config.json").exists()
+    assert models.resolve_llm("smollm2-135m") == models.embedded_path(catalogue.load()[models.EMBEDDED_LLM])
+    assert models.resolve_embedder("all-minilm-l6-v2") == models.embedded_path(catalogue.load()[models.EMBEDDED_EMBEDDER])
+    assert (models.embedded_path(catalogue.load()[models.EMBEDDED_EMBEDDER]) / "config.json").exists()
 
 
 def test_a_catalogue_name_not_yet_pulled_says_how_to_pull_it():

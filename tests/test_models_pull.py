@@ -212,7 +212,7 @@ def test_a_pulled_bare_encoder_embeds_with_mean_pooling_and_dot_product(hub, ent
 
     layout = ("config.json", "model.safetensors", "special_tokens_map.json", "tokenizer.json",
               "tokenizer_config.json", "vocab.txt")
-    source = models.embedded_embedder_path()
+    source = models.embedded_path(catalogue.load()[models.EMBEDDED_EMBEDDER])
     for name in layout:
         hub.add("test/bare-encoder", name, (source / name).read_bytes(), lfs=name.endswith(".safetensors"))
     entries["bare-encoder"] = Entry(

@@ -40,14 +40,6 @@ def embedded_path(entry: Entry) -> Path:
     return package_dir(entry.package) / entry.path
 
 
-def embedded_llm_path() -> Path:
-    return embedded_path(catalogue.load()[EMBEDDED_LLM])
-
-
-def embedded_embedder_path() -> Path:
-    return embedded_path(catalogue.load()[EMBEDDED_EMBEDDER])
-
-
 def check_gguf(path: Path) -> Path:
     if not path.exists():
         raise ModelError(f"model file not found: {path}")

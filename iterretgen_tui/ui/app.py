@@ -182,10 +182,12 @@ class ChatApp(App):
             post(Prepared({}, error=error_message(exc)))
 
     def on_activity(self, message: Activity) -> None:
-        self.status.set_activity(message.text)
+        if not self.shutdown.is_set():  # a worker's last word can arrive after the screen is gone
+            self.status.set_activity(message.text)
 
     def on_index_progressed(self, message: IndexProgressed) -> None:
-        self.status.show_progress(message.progress)
+        if not self.shutdown.is_set():
+            self.status.show_progress(message.progress)
 
     def on_prepared(self, message: Prepared) -> None:
         self.status.hide_progress()

@@ -73,12 +73,9 @@ ProgressCallback = Callable[[IndexProgress], None]
 
 
 def open_folder_index(folder: Path, embedder: Embedder) -> PassageIndex:
-    """The folder's index for this embedder: one per embedder, so switching embedders
-    never mixes vectors and switching back finds the old index intact."""
-    identity = embedder.identity
-    readable = "".join(c if c.isalnum() or c in "._-" else "-" for c in identity)[:48]
-    directory = paths.index_dir(folder) / f"{readable}-{hashlib.sha1(identity.encode()).hexdigest()[:8]}"
-    return PassageIndex.open(directory, embedder_identity=identity, dim=embedder.dim)
+    """The folder's index for this embedder (paths.embedder_index_dir)."""
+    directory = paths.embedder_index_dir(folder, embedder.identity)
+    return PassageIndex.open(directory, embedder_identity=embedder.identity, dim=embedder.dim)
 
 
 # -- folders -------------------------------------------------------------------------------

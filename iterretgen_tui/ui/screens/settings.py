@@ -14,6 +14,22 @@ from ...config import DEVICES, ConfigError, Settings
 from ...engine.loop.options import QUERY_MODES
 
 
+# (setting, label, choices): choices is a tuple for a list, int or bool for those kinds,
+# str for free text (empty keeps the current value where one is required).
+FIELDS = (
+    ("iterations", "Maximum iterations", int),
+    ("top_k", "Passages per retrieval (top-k)", int),
+    ("adaptive", "Stop early (answers agree, or nothing new found)", bool),
+    ("keep_passages", "Keep earlier iterations' passages", bool),
+    ("query_mode", "Iteration 2+ retrieval (feedback: question, last top passage and draft in turn)", QUERY_MODES),
+    ("llm", "LLM (name or .gguf path)", str),
+    ("embedder", "Embedder (name or folder)", str),
+    ("query_encoder", "Query encoder (adapted name; empty: the embedder's)", str),
+    ("device", "Device", DEVICES),
+)
+REQUIRED = ("llm", "embedder")
+
+
 class SettingsScreen(ModalScreen[Settings | None]):
     """Dismisses with the new, validated settings, or None when cancelled."""
 
@@ -27,28 +43,12 @@ class SettingsScreen(ModalScreen[Settings | None]):
         self.settings = settings
 
     def compose(self) -> ComposeResult:
-        s = self.settings
         with Vertical(classes="dialog", id="settings") as dialog:
             dialog.border_title = "Settings"
             with Grid(id="settings-grid"):
-                yield Label("Maximum iterations")
-                yield Input(str(s.iterations), type="integer", id="iterations")
-                yield Label("Passages per retrieval (top-k)")
-                yield Input(str(s.top_k), type="integer", id="top_k")
-                yield Label("Stop early (answers agree, or nothing new found)")
-                yield Switch(s.adaptive, id="adaptive")
-                yield Label("Keep earlier iterations' passages")
-                yield Switch(s.keep_passages, id="keep_passages")
-                yield Label("Iteration 2+ retrieval (feedback: question, last top passage and draft in turn)")
-                yield Select([(m, m) for m in QUERY_MODES], value=s.query_mode, allow_blank=False, id="query_mode")
-                yield Label("LLM (name or .gguf path)")
-                yield Input(s.llm, id="llm")
-                yield Label("Embedder (name or folder)")
-                yield Input(s.embedder, id="embedder")
-                yield Label("Query encoder (adapted name; empty: the embedder's)")
-                yield Input(s.query_encoder, id="query_encoder")
-                yield Label("Device")
-                yield Select([(d, d) for d in DEVICES], value=s.device, allow_blank=False, id="device")
+                for name, label, choices in FIELDS:
+                    yield Label(label)
+                    yield self.widget(name, choices)
             yield Label("Model changes apply the next time iterretgen-chat starts.", classes="hint")
             with Horizontal(classes="buttons"):
                 yield Button("Save", variant="primary", id="save")
@@ -69,23 +69,27 @@ class SettingsScreen(ModalScreen[Settings | None]):
             return
         self.dismiss(settings)
 
-    def read(self) -> Settings:
-        def number(name: str) -> int:
-            text = self.query_one(f"#{name}", Input).value.strip()
-            try:
-                return int(text)
-            except ValueError:
-                raise ConfigError(f"{name.replace('_', '-')} must be a whole number") from None
+    def widget(self, name: str, choices) -> Input | Switch | Select:
+        value = getattr(self.settings, name)
+        if choices is bool:
+            return Switch(value, id=name)
+        if isinstance(choices, tuple):
+            return Select([(c, c) for c in choices], value=value, allow_blank=False, id=name)
+        return Input(str(value), type="integer" if choices is int else "text", id=name)
 
-        return replace(
-            self.settings,
-            iterations=number("iterations"),
-            top_k=number("top_k"),
-            adaptive=self.query_one("#adaptive", Switch).value,
-            keep_passages=self.query_one("#keep_passages", Switch).value,
-            query_mode=str(self.query_one("#query_mode", Select).value),
-            llm=self.query_one("#llm", Input).value.strip() or self.settings.llm,
-            embedder=self.query_one("#embedder", Input).value.strip() or self.settings.embedder,
-            query_encoder=self.query_one("#query_encoder", Input).value.strip(),
-            device=str(self.query_one("#device", Select).value),
-        ).validated()
+    def read(self) -> Settings:
+        values = {}
+        for name, _, choices in FIELDS:
+            widget = self.query_one(f"#{name}")
+            if choices is int:
+                try:
+                    values[name] = int(widget.value.strip())
+                except ValueError:
+                    raise ConfigError(f"{name.replace('_', '-')} must be a whole number") from None
+            elif isinstance(choices, tuple):
+                values[name] = str(widget.value)
+            elif choices is str:
+                values[name] = widget.value.strip() or (getattr(self.settings, name) if name in REQUIRED else "")
+            else:
+                values[name] = widget.value
+        return replace(self.settings, **values).validated()
