@@ -28,37 +28,39 @@ class StopReason(str, Enum):
 
 
 @dataclass(frozen=True)
-class IterationStarted:
+class IterationEvent:
+    """Something that happened during iteration ``t``."""
+
     t: int
+
+
+@dataclass(frozen=True)
+class IterationStarted(IterationEvent):
     max_t: int
 
 
 @dataclass(frozen=True)
-class QueryFormed:
-    t: int
+class QueryFormed(IterationEvent):
     query: str  # the paper's query: the question at t = 1, the last draft + question after
-    searches: tuple[str, ...] = ()  # every search the iteration merges, by name
+    searches: tuple[str, ...] = ()  # every search the iteration merges, by identifier (loop/queries.py)
 
 
 @dataclass(frozen=True)
-class PassagesRetrieved:
-    t: int
+class PassagesRetrieved(IterationEvent):
     passages: tuple[Passage, ...]
 
 
 @dataclass(frozen=True)
-class ContextTrimmed:
+class ContextTrimmed(IterationEvent):
     """Passages were shortened or dropped so the prompt fits the model's window."""
 
-    t: int
     kept: int
     dropped: int
     truncated: int
 
 
 @dataclass(frozen=True)
-class Token:
-    t: int
+class Token(IterationEvent):
     text: str
 
 
@@ -76,14 +78,12 @@ class IterationTrace:
 
 
 @dataclass(frozen=True)
-class DraftDone:
-    t: int
+class DraftDone(IterationEvent):
     trace: IterationTrace
 
 
 @dataclass(frozen=True)
-class Stopped:
-    t: int
+class Stopped(IterationEvent):
     reason: StopReason
 
 
