@@ -24,7 +24,7 @@ from pathlib import Path
 
 from bench_common import print_report
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # beside the checkout; --data elsewhere
 CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_tile")
 
 
@@ -51,7 +51,7 @@ def qa(args) -> dict:
     from iterretgen_tui.session import Session
 
     settings = Settings(llm=args.llm, device="cpu", embed_backend=args.embed_backend)
-    dataset = load_dataset(DATA / args.set)
+    dataset = load_dataset(args.data / args.set)
     questions = dataset.questions[args.offset: args.offset + args.limit]
     session = Session(settings)
     session.load_embedder(lambda message: print(message, file=sys.stderr))
@@ -87,7 +87,7 @@ def qa(args) -> dict:
     }
 
 
-def _prompt_tokens(llm, count_tokens, budget: int) -> list[int]:
+def _prompt_tokens(llm, count_tokens, budget: int, data: Path) -> list[int]:
     """The app's own first-iteration prompt for a hotpotqa question over its corpus'
     passages, filled to about ``budget`` tokens, rendered by the GGUF's chat template."""
     import json
@@ -97,7 +97,7 @@ def _prompt_tokens(llm, count_tokens, budget: int) -> list[int]:
     from iterretgen_tui.engine.loop.prompts import build_prompt
     from iterretgen_tui.engine.passages import Passage
 
-    folder = DATA / "hotpotqa-dev200"
+    folder = data / "hotpotqa-dev200"
     with (folder / "corpus.jsonl").open() as fh:
         passages = [Passage(i, doc["text"], doc["title"], doc["_id"]) for i, doc in
                     ((i, json.loads(line)) for i, line in zip(range(40), fh))]
@@ -117,7 +117,7 @@ def speed(args) -> dict:
     for threads in args.threads:
         generator = _generator(args.llm, 4096, threads)
         llm = generator._llm
-        tokens = _prompt_tokens(llm, generator.count_tokens, args.prompt_tokens)
+        tokens = _prompt_tokens(llm, generator.count_tokens, args.prompt_tokens, args.data)
         prompt_s, decode_s = [], []
         for _ in range(args.repeats):
             llm.reset()
@@ -158,6 +158,7 @@ def main() -> int:
     s.add_argument("--repeats", type=int, default=3)
     for p in (q, s):
         p.add_argument("--out", type=Path)
+        p.add_argument("--data", type=Path, default=DATA, help="the QA sets' folder")
     args = parser.parse_args()
     print_report((qa if args.mode == "qa" else speed)(args), args.out)
     return 0
