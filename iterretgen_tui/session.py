@@ -19,8 +19,11 @@ from .engine.loop.options import LoopOptions
 
 
 class Session:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, fallback_reader: bool = False) -> None:
         self.settings = settings
+        # Reader fallback (models.choose_reader): on for chat and ask, off for eval.
+        self.fallback_reader = fallback_reader
+        self.reader_note = ""
         self.embedder = None
         self.generator = None
         self.index = None
@@ -31,7 +34,10 @@ class Session:
         from .engine.loop.generator import LlamaGenerator
 
         settings = self.settings
-        llm_path = models.resolve_llm(settings.llm)  # a missing LLM fails before the slow load
+        reader = models.choose_reader(settings.llm, fallback=self.fallback_reader)  # fails before the slow load
+        llm_path, self.reader_note = reader.path, reader.note
+        if reader.note:
+            status(reader.note)
         self.load_embedder(status)
         status(f"loading LLM {llm_path.name}")
         try:
@@ -108,4 +114,5 @@ class Session:
             "device": getattr(self.generator, "device", self.settings.device),
             "passages": len(self.index) if self.index is not None else 0,
             "folder": str(self.folder) if self.folder else "",
+            "llm_note": self.reader_note,
         }

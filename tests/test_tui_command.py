@@ -26,6 +26,7 @@ def test_the_folder_is_remembered_and_flags_are_not_saved(tmp_path):
 
 
 def test_flags_reach_the_app_settings(tmp_path, monkeypatch):
+    monkeypatch.delenv("ITERRETGEN_LLM")  # the suite's pin (conftest): here the default is the point
     seen = {}
 
     class Recorder:

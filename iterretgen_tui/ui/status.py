@@ -50,8 +50,9 @@ class StatusLine(Horizontal):
     def _show(self) -> None:
         passages = self.facts["passages"]
         size = "index …" if passages is None else f"{passages} passages"
+        fallback = " (default not pulled yet)" if self.facts.get("llm_note") else ""
         parts = [
-            f"LLM {self.facts['llm']}",
+            f"LLM {self.facts['llm']}{fallback}",
             f"embedder {self.facts['embedder']}",
             str(self.facts["device"]),
             size,

@@ -1,0 +1,168 @@
+#!/usr/bin/env python
+"""Reader benchmarks (issue 23), printed as JSON with the CPU they ran on.
+
+qa: questions of a QA set through the real loop (the eval harness's own per-question
+    scoring, no replay cache), for one --llm: Acc/EM/F1/answer recall per iteration and
+    at the adaptive stop, and seconds per question (median and mean).
+speed: raw llama.cpp prompt and decode tokens/s of one --llm on a real ~900-token
+    prompt (the app's own prompt over hotpotqa passages), for each --threads value
+    (n_threads and n_threads_batch alike).
+
+Usage:
+  scripts/bench_reader.py qa --llm qwen2.5-coder-1.5b-instruct --set hotpotqa-dev200 --limit 10
+  scripts/bench_reader.py speed --llm qwen2.5-coder-1.5b-instruct --threads 1,2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from bench_common import print_report
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # beside the checkout; --data elsewhere
+CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_tile")
+
+
+def cpu() -> dict:
+    """The CPU model and the SIMD flags llama.cpp's kernels care about."""
+    info = Path("/proc/cpuinfo").read_text()
+    model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "?")
+    flags = set(next((line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")), []))
+    return {"model": model, "cores": len(os.sched_getaffinity(0)), "flags": {f: f in flags for f in CPU_FLAGS}}
+
+
+def _generator(llm: str, n_ctx: int, threads: int | None):
+    from iterretgen_tui import models
+    from iterretgen_tui.engine.loop.generator import LlamaGenerator
+
+    return LlamaGenerator(models.resolve_llm(llm), n_ctx=n_ctx, device="cpu", n_threads=threads)
+
+
+def qa(args) -> dict:
+    from iterretgen_tui.commands.eval import open_dataset_retriever
+    from iterretgen_tui.config import Settings
+    from iterretgen_tui.engine.evaluation import evaluate
+    from iterretgen_tui.engine.evaluation.datasets import load_dataset
+    from iterretgen_tui.session import Session
+
+    settings = Settings(llm=args.llm, device="cpu", embed_backend=args.embed_backend)
+    dataset = load_dataset(args.data / args.set)
+    questions = dataset.questions[args.offset: args.offset + args.limit]
+    session = Session(settings)
+    session.load_embedder(lambda message: print(message, file=sys.stderr))
+    retriever = open_dataset_retriever(dataset, session.embedder, lambda m: print(m, file=sys.stderr))
+    generator = _generator(args.llm, settings.n_ctx, args.threads)
+    records = []
+    for i, question in enumerate(questions, 1):
+        records.append(evaluate.evaluate_question(
+            question, retriever=retriever, generator=generator, iterations=args.iterations,
+            top_k=settings.top_k, max_tokens=settings.max_tokens, keep_passages=settings.keep_passages,
+            query_mode=settings.query_mode,
+        ))
+        final = records[-1]["iterations"][records[-1]["adaptive"]["t"] - 1]["answer"]
+        print(f"{i}/{len(questions)} {records[-1]['seconds']:.1f} s  {final[:70]!r}  gold {question.answers[0]!r}",
+              file=sys.stderr, flush=True)
+    ts = range(1, args.iterations + 1)
+    adaptive_seconds = [sum(s["seconds"] for s in r["iterations"][: r["adaptive"]["t"]]) for r in records]
+    return {
+        "llm": args.llm, "set": args.set, "offset": args.offset, "n": len(records),
+        "threads": generator.n_threads, "cpu": cpu(),
+        "iterations": evaluate.summarize(records, ts, judged=False),
+        "adaptive": evaluate.summarize_adaptive(records, judged=False),
+        "seconds_per_question": {
+            "adaptive_median": round(statistics.median(adaptive_seconds), 2),
+            "adaptive_mean": round(statistics.fmean(adaptive_seconds), 2),
+            f"t{args.iterations}_median": round(statistics.median(r["seconds"] for r in records), 2),
+        },
+        "answers": [
+            {"id": r["id"], "gold": r["gold"][0], "by_t": [s["answer"] for s in r["iterations"]],
+             "adaptive_t": r["adaptive"]["t"]}
+            for r in records
+        ],
+    }
+
+
+def _prompt_tokens(llm, count_tokens, budget: int, data: Path) -> list[int]:
+    """The app's own first-iteration prompt for a hotpotqa question over its corpus'
+    passages, filled to about ``budget`` tokens, rendered by the GGUF's chat template."""
+    import json
+
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    from iterretgen_tui.engine.loop.prompts import build_prompt
+    from iterretgen_tui.engine.passages import Passage
+
+    folder = data / "hotpotqa-dev200"
+    with (folder / "corpus.jsonl").open() as fh:
+        passages = [Passage(i, doc["text"], doc["title"], doc["_id"]) for i, doc in
+                    ((i, json.loads(line)) for i, line in zip(range(40), fh))]
+    with (folder / "queries.jsonl").open() as fh:
+        question = json.loads(fh.readline())["text"]
+    prompt = build_prompt(question, passages, count_tokens=count_tokens, budget=budget)
+    eos = llm._model.token_get_text(llm.token_eos())
+    formatter = Jinja2ChatFormatter(llm.metadata["tokenizer.chat_template"], eos_token=eos, bos_token="")
+    text = formatter(messages=prompt.messages).prompt
+    return llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+
+def speed(args) -> dict:
+    import llama_cpp
+
+    rows = []
+    for threads in args.threads:
+        generator = _generator(args.llm, 4096, threads)
+        llm = generator._llm
+        tokens = _prompt_tokens(llm, generator.count_tokens, args.prompt_tokens, args.data)
+        prompt_s, decode_s = [], []
+        for _ in range(args.repeats):
+            llm.reset()
+            started = time.perf_counter()
+            llm.eval(tokens)
+            prompt_s.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            for _ in range(args.decode_tokens):  # greedy; past an end token is as fast
+                llm.eval([llm.sample(top_k=1, temp=0.0)])
+            decode_s.append(time.perf_counter() - started)
+        rows.append({
+            "threads": threads,
+            "prompt_tokens": len(tokens),
+            "prompt_tok_s": round(len(tokens) / statistics.median(prompt_s), 1),
+            "decode_tok_s": round(args.decode_tokens / statistics.median(decode_s), 1),
+        })
+        del generator, llm
+    return {"llm": args.llm, "cpu": cpu(), "llama_cpp_python": llama_cpp.__version__,
+            "repeats": args.repeats, "decode_tokens": args.decode_tokens, "rows": rows}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    modes = parser.add_subparsers(dest="mode", required=True)
+    q = modes.add_parser("qa")
+    q.add_argument("--llm", required=True)
+    q.add_argument("--set", default="hotpotqa-dev200")
+    q.add_argument("--limit", type=int, default=10)
+    q.add_argument("--offset", type=int, default=0)
+    q.add_argument("--iterations", type=int, default=3)
+    q.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: half the cores)")
+    q.add_argument("--embed-backend", default="torch")
+    s = modes.add_parser("speed")
+    s.add_argument("--llm", required=True)
+    s.add_argument("--threads", type=lambda v: [int(x) for x in v.split(",")], default=[1, 2])
+    s.add_argument("--prompt-tokens", type=int, default=900)
+    s.add_argument("--decode-tokens", type=int, default=64)
+    s.add_argument("--repeats", type=int, default=3)
+    for p in (q, s):
+        p.add_argument("--out", type=Path)
+        p.add_argument("--data", type=Path, default=DATA, help="the QA sets' folder")
+    args = parser.parse_args()
+    print_report((qa if args.mode == "qa" else speed)(args), args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
