@@ -15,7 +15,7 @@ QUESTION = "Where was the builder of the Eiffel Tower born?"
 def ask(monkeypatch, tmp_path, capsys, drafts, *flags):
     generator = HeldGenerator(drafts)
     generator.release.set()
-    monkeypatch.setattr(session, "Session", lambda settings: FakeSession(settings, generator=generator))
+    monkeypatch.setattr(session, "Session", lambda settings, **_: FakeSession(settings, generator=generator))
     (tmp_path / "docs").mkdir()
     code = cli.main(["ask", QUESTION, "--folder", str(tmp_path / "docs"), "--query-mode", "draft",
                      "--no-keep-passages", "--top-k", "5", *flags])

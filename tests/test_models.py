@@ -110,7 +110,7 @@ def test_a_catalogue_name_not_yet_pulled_says_how_to_pull_it():
 
 def test_the_default_reader_not_yet_pulled_gives_way_to_the_embedded_one_with_a_note():
     reader = models.choose_reader(models.DEFAULT_LLM, fallback=True)
-    assert (reader.name, reader.path) == ("smollm2-135m", models.embedded_llm_path())
+    assert (reader.name, reader.path) == ("smollm2-135m", models.embedded_path(catalogue.load()[models.EMBEDDED_LLM]))
     assert reader.note == (
         "reading with smollm2-135m: the default reader qwen2.5-coder-1.5b-instruct is not downloaded yet "
         "(about 1.1 GB): run `iterretgen-chat models pull qwen2.5-coder-1.5b-instruct` or `make models`"
