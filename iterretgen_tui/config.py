@@ -36,9 +36,11 @@ class Settings:
     max_tokens: int = 256
     passage_words: int = 100
     passage_overlap: int = 20
+    ocr: str = "auto"  # read scanned PDF pages and images by OCR ("auto") or not ("off")
     last_folder: str = ""
 
     def validated(self) -> "Settings":
+        from .engine.indexing.ocr import OCR_MODES
         from .engine.loop.iterretgen import QUERY_MODES
 
         if self.query_mode not in QUERY_MODES:
@@ -52,6 +54,8 @@ class Settings:
                 raise ConfigError(f"{name} must be at least 1, not {getattr(self, name)}")
         if not 0 <= self.passage_overlap < self.passage_words:
             raise ConfigError("passage_overlap must be at least 0 and below passage_words")
+        if self.ocr not in OCR_MODES:  # OCR setting (issue 20)
+            raise ConfigError(f"ocr must be one of {', '.join(OCR_MODES)}, not {self.ocr!r}")
         return self
 
 

@@ -80,6 +80,7 @@ class Session:
             self.embedder,
             words=self.settings.passage_words,
             overlap=self.settings.passage_overlap,
+            ocr=self.settings.ocr,
             cancel=cancel,
             progress=progress,
             on_wait=on_wait,
