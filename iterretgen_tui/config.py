@@ -37,6 +37,7 @@ class Settings:
     n_ctx: int = 4096
     passage_words: int = ChunkOptions.words
     passage_overlap: int = ChunkOptions.overlap
+    ocr: str = "auto"  # read scanned PDF pages and images by OCR ("auto") or not ("off")
     last_folder: str = ""
 
     @property
@@ -55,6 +56,10 @@ class Settings:
         if self.n_ctx < 1:
             raise ConfigError(f"n_ctx must be at least 1, not {self.n_ctx}")
         self.loop, self.chunking  # each checks its own values
+        from .engine.indexing.ocr import OCR_MODES
+
+        if self.ocr not in OCR_MODES:
+            raise ConfigError(f"ocr must be one of {', '.join(OCR_MODES)}, not {self.ocr!r}")
         return self
 
 

@@ -86,6 +86,7 @@ class Session:
             index,
             self.embedder,
             chunking=self.settings.chunking,
+            ocr=self.settings.ocr,
             cancel=cancel,
             progress=progress,
             on_wait=on_wait,

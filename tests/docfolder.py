@@ -68,7 +68,7 @@ GOOD = {  # file name -> a word only that file contains
 BROKEN = {  # path -> the start of its skip reason
     "corrupt.pdf": "cannot read PDF",
     "corrupt.docx": "cannot read Word document",
-    "image.png": "binary file",
+    "image.png": "cannot read image",
     "program.bin": "binary file",
     "empty.txt": "empty file",
     "blank.md": "no text found",

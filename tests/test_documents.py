@@ -11,6 +11,7 @@ from tests import docfolder
 from iterretgen_tui.engine.indexing import documents, formats
 from iterretgen_tui.engine.indexing.chunking import ChunkOptions, split
 from iterretgen_tui.engine.indexing.documents import FileEntry, SkipFile
+from iterretgen_tui.engine.indexing.ocr import OcrRun
 
 
 def chunks_of(path: Path, **kwargs):
@@ -67,7 +68,7 @@ def test_every_broken_file_is_skipped_with_its_reason(folder, name):
     path = folder / name
     with pytest.raises(SkipFile) as caught:
         entry, data = documents.read(FileEntry.of(path, path.stat()), docfolder.SMALL_CAP)
-        documents.passages(path, data)
+        documents.passages(path, data, ocr=OcrRun())  # as the folder indexer reads by default
     assert caught.value.reason.startswith(docfolder.BROKEN[name])
 
 

@@ -45,6 +45,7 @@ def execute(args: argparse.Namespace) -> int:
     progress = None if args.json else ProgressLine(sys.stderr)
     options = dict(
         chunking=settings.chunking,
+        ocr=settings.ocr,
         cancel=cancel,
         progress=progress,
         lock_timeout=0 if args.no_wait else None,
@@ -101,6 +102,8 @@ class ProgressLine:
         self.last = now
         eta = "" if p.eta_seconds is None else f", about {_duration(p.eta_seconds)} left"
         text = f"indexing: {p.files_done}/{p.files_total} files, {p.passages_done} passages, {p.rate:.1f}/s{eta}"
+        if p.ocr_note:
+            text += f", {p.ocr_note}"
         if not self.tty:
             print(text, file=self.stream, flush=True)
             return

@@ -39,9 +39,10 @@ class StatusLine(Horizontal):
         bar.display = True
         bar.update(total=max(progress.files_total, 1), progress=progress.files_done)
         rate = f" · {progress.rate:.0f} passages/s" if progress.rate else ""
+        ocr = f" · {progress.ocr_note}" if progress.ocr_note else ""
         self.set_activity(
             f"indexing {progress.files_done}/{progress.files_total} files · "
-            f"{progress.passages_done} passages{rate}"
+            f"{progress.passages_done} passages{rate}{ocr}"
         )
 
     def hide_progress(self) -> None:

@@ -1,6 +1,7 @@
 """Blocks -> passages of about N words with an overlap, the unit that is embedded.
 
-A passage never crosses a PDF page or a heading, so its title and location stay exact.
+A passage never crosses a PDF page or a heading, so its title and location stay exact;
+nor does it mix text read by OCR with a text layer, so its location can say which it is.
 Words keep their line, so a passage reads with its original line breaks.
 """
 
@@ -23,7 +24,7 @@ _RUN = re.compile(r"\S+")
 @dataclass(frozen=True)
 class Chunk:
     text: str
-    location: str  # "p. 3", "lines 10-24", "paragraphs 2-5"
+    location: str  # "p. 3", "lines 10-24", "paragraphs 2-5"; ", OCR" follows for text read by OCR
     heading: str = ""  # title taken from the document itself; "" when it has none
 
 
@@ -51,14 +52,15 @@ class ChunkOptions:
 def split(parsed: Parsed, options: ChunkOptions = ChunkOptions()) -> list[Chunk]:
     words, overlap = options.words, options.overlap
     chunks = []
-    for (page, heading), section in groupby(parsed.blocks, key=lambda b: (b.page, b.heading)):
+    for (page, heading, ocr), section in groupby(parsed.blocks, key=lambda b: (b.page, b.heading, b.ocr)):
         tokens = _words(section)
         title = _title(parsed.title, heading)
         step = words - overlap
         for start in range(0, max(len(tokens) - overlap, 1), step):
             window = tokens[start : start + words]
             if window:
-                chunks.append(Chunk(_join(window), _location(parsed.unit, page, window), title))
+                location = _location(parsed.unit, page, window) + (", OCR" if ocr else "")
+                chunks.append(Chunk(_join(window), location, title))
     return chunks
 
 

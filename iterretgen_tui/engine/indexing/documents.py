@@ -15,6 +15,7 @@ import stat
 import unicodedata
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import charset_normalizer
 
@@ -22,6 +23,10 @@ from . import formats
 from ..errors import IterRetGenError
 from .chunking import Chunk, ChunkOptions, split
 from .formats import SkipFile
+from .ocr import IMAGE_SUFFIXES, OcrCancelled
+
+if TYPE_CHECKING:
+    from .ocr import OcrRun
 
 MAX_BYTES = 50 * 1024 * 1024
 _SNIFF_CHARS = 8192
@@ -41,7 +46,8 @@ _MARKUP = {
     ".htm": formats.html,
     ".xhtml": formats.html,
 }
-_CONTAINERS = {".pdf": formats.pdf, ".docx": formats.docx}
+_CONTAINERS = {".docx": formats.docx}
+_READ_BY_OCR = {".pdf": formats.pdf, **{suffix: formats.image for suffix in IMAGE_SUFFIXES}}
 
 
 @dataclass(frozen=True)
@@ -179,21 +185,38 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=20).hexdigest()
 
 
-def passages(path: Path, data: bytes, chunking: ChunkOptions = ChunkOptions()) -> list[Chunk]:
+def read_by_ocr(path: Path) -> bool:
+    """Whether OCR may read (part of) the file: a PDF or an image."""
+    return path.suffix.lower() in _READ_BY_OCR
+
+
+def passages(path: Path, data: bytes, chunking: ChunkOptions = ChunkOptions(), ocr: OcrRun | None = None) -> list[Chunk]:
+    """``ocr`` reads scanned pages and images (None: OCR is off); it raises OcrCancelled
+    when the run is cancelled between two pages."""
     suffix = path.suffix.lower()
     try:
-        if suffix in _CONTAINERS:
+        if suffix in _READ_BY_OCR:
+            parsed = _READ_BY_OCR[suffix](data, ocr)
+        elif suffix in _CONTAINERS:
             parsed = _CONTAINERS[suffix](data)
         else:
             parsed = _MARKUP.get(suffix, formats.plain)(decode(data))
-    except SkipFile:
+    except (SkipFile, OcrCancelled):
         raise
     except Exception as exc:  # a parser bug on odd input must not stop the whole run
         raise SkipFile(f"cannot parse: {type(exc).__name__}: {exc}"[:200]) from None
     chunks = split(parsed, chunking)
     if not chunks:
-        raise SkipFile("no text found" + (" (a scanned PDF without a text layer?)" if suffix == ".pdf" else ""))
+        raise SkipFile("no text found" + _no_text_hint(suffix, ocr))
     return chunks
+
+
+def _no_text_hint(suffix: str, ocr: OcrRun | None) -> str:
+    if suffix not in _READ_BY_OCR:
+        return ""
+    if ocr is None:
+        return " (a scanned PDF? OCR is off)"
+    return " (blank pages, or OCR found no text)"
 
 
 def decode(data: bytes) -> str:

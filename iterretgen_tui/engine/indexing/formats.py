@@ -1,8 +1,9 @@
 """Document formats -> numbered blocks of text, each under its nearest heading.
 
 Every parser returns a ``Parsed``: the document's own title (or "") and its blocks in
-reading order. A block is a line of a text file, a paragraph of a Word document or a
-line of a PDF page; its number is what a passage's location cites.
+reading order. A block is a line of a text file, a paragraph of a Word document, a
+line of a PDF page or a line that OCR read from a page image; its number is what a
+passage's location cites.
 """
 
 from __future__ import annotations
@@ -11,6 +12,10 @@ import io
 import logging
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .ocr import OcrRun
 
 # pypdf logs every recoverable defect of a damaged file; the skip reason says enough.
 logging.getLogger("pypdf").setLevel(logging.ERROR)
@@ -35,6 +40,7 @@ class Block:
     number: int  # line (text, HTML source) or paragraph (docx) number, from 1
     page: int = 0  # PDF page from 1; 0 for formats without pages
     heading: str = ""  # nearest heading above the block
+    ocr: bool = False  # read by OCR from an image of the page, not from its text
 
 
 @dataclass(frozen=True)
@@ -155,7 +161,14 @@ def html(text: str) -> Parsed:
 # -- PDF -----------------------------------------------------------------------------------
 
 
-def pdf(data: bytes) -> Parsed:
+# A page whose text layer has fewer letters and digits than this is a scan (or a scan
+# with a stray page number in its text layer): its image is read by OCR instead.
+MIN_PAGE_CHARS = 16
+
+
+def pdf(data: bytes, ocr: OcrRun | None = None) -> Parsed:
+    """Each page's text layer; pages without a usable one are read by OCR (``ocr`` None:
+    they give no text)."""
     from pypdf import PdfReader
 
     try:
@@ -167,18 +180,54 @@ def pdf(data: bytes) -> Parsed:
     except SkipFile:
         raise
     except Exception as exc:  # pypdf raises many kinds on damaged files
-        raise SkipFile(f"cannot read PDF: {_brief(exc)}") from None
-    blocks, failed = [], 0
-    for number, page in enumerate(pages, 1):
+        raise SkipFile(f"cannot read PDF: {brief(exc)}") from None
+    texts: list[str | None] = []
+    for page in pages:
         try:
-            text = page.extract_text() or ""
+            texts.append(page.extract_text() or "")
         except Exception:  # one damaged page should not cost the others
-            failed += 1
-            continue
-        blocks += [Block(line, n, page=number) for n, line in enumerate(text.splitlines(), 1)]
-    if failed == len(pages) and pages:
+            texts.append(None)
+    scanned = [n for n, text in enumerate(texts, 1) if text is None or _unusable(text)]
+    read = {}
+    if scanned and ocr is not None:
+        from .ocr import pdf_pages
+
+        read = pdf_pages(ocr, data, scanned)
+    blocks = []
+    for number, text in enumerate(texts, 1):
+        if read.get(number):
+            blocks += _ocr_blocks(read[number], page=number)
+        elif text:
+            blocks += [Block(line, n, page=number) for n, line in enumerate(text.splitlines(), 1)]
+    if pages and not read and all(text is None for text in texts):
         raise SkipFile("cannot read PDF: no page could be decoded")
     return Parsed(str(title).strip(), blocks, "line")
+
+
+def _unusable(text: str) -> bool:
+    return sum(ch.isalnum() for ch in text) < MIN_PAGE_CHARS
+
+
+# -- images --------------------------------------------------------------------------------
+
+
+def image(data: bytes, ocr: OcrRun | None) -> Parsed:
+    """An image file read by OCR; each frame of a multi-page TIFF is a page."""
+    if ocr is None:
+        raise SkipFile("image: OCR is off (set ocr = \"auto\" to read images)")
+    from .ocr import image_pages
+
+    pages = image_pages(ocr, data)
+    if len(pages) == 1:
+        return Parsed("", _ocr_blocks(pages[0], page=0), "line")
+    blocks = []
+    for number, lines in enumerate(pages, 1):
+        blocks += _ocr_blocks(lines, page=number)
+    return Parsed("", blocks, "line")
+
+
+def _ocr_blocks(lines: list[str], *, page: int) -> list[Block]:
+    return [Block(line, n, page=page, ocr=True) for n, line in enumerate(lines, 1)]
 
 
 # -- Word ----------------------------------------------------------------------------------
@@ -193,7 +242,7 @@ def docx(data: bytes) -> Parsed:
         content = list(document.iter_inner_content())
         title = document.core_properties.title or ""
     except Exception as exc:  # a damaged zip or XML part: BadZipFile, KeyError, lxml errors
-        raise SkipFile(f"cannot read Word document: {_brief(exc)}") from None
+        raise SkipFile(f"cannot read Word document: {brief(exc)}") from None
     blocks, heading = [], ""
     for number, item in enumerate(content, 1):
         if isinstance(item, Table):
@@ -210,6 +259,6 @@ def docx(data: bytes) -> Parsed:
     return Parsed(title.strip(), blocks, "paragraph")
 
 
-def _brief(exc: Exception) -> str:
+def brief(exc: BaseException) -> str:
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {message}"[:200] if message else type(exc).__name__

@@ -20,9 +20,10 @@ import numpy as np
 
 from ... import paths
 from .chunking import Chunk, ChunkOptions
-from .documents import MAX_BYTES, check_folder, FileEntry, Skip, SkipFile, content_hash, passages, read, scan
+from .documents import MAX_BYTES, FileEntry, Skip, SkipFile, check_folder, content_hash, passages, read, read_by_ocr, scan
 from ..embedding.embedder import Embedder
 from .index import FileRecord, FileUpdate, IndexMismatchError, NewPassage, PassageIndex
+from .ocr import OCR_MODES, OcrCancelled, OcrRun
 
 PARSER_VERSION = "1"  # bump when parsing, splitting or the embedded text changes
 BATCH_PASSAGES = 256
@@ -39,6 +40,16 @@ class IndexProgress:
     rate: float  # passages per second
     eta_seconds: float | None  # None until there is a rate to extrapolate
     current: str  # the file being read, or "" between files
+    ocr_pages_done: int = 0  # page images read by OCR this run
+    ocr_pages_left: int = 0  # pages of the current file still to be read by OCR
+
+    @property
+    def ocr_note(self) -> str:
+        """What OCR has done, for a progress line; "" while it has done nothing."""
+        if not (self.ocr_pages_done or self.ocr_pages_left):
+            return ""
+        left = f", {self.ocr_pages_left} to go in this file" if self.ocr_pages_left else ""
+        return f"{self.ocr_pages_done} pages OCR'd{left}"
 
 
 @dataclass
@@ -52,6 +63,7 @@ class IndexReport:
     passages: int = 0  # passages in the index after the run
     seconds: float = 0.0
     embedded: int = 0  # passages embedded this run; the others reused stored vectors
+    ocr_pages: int = 0  # page images read by OCR this run
     cancelled: bool = False
 
     def to_json(self) -> dict:
@@ -65,6 +77,7 @@ class IndexReport:
                 "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             },
             "passages": self.passages,
+            "ocr_pages": self.ocr_pages,
             "seconds": round(self.seconds, 3),
         }
 
@@ -92,9 +105,13 @@ def sync_folder(
     max_bytes: int = MAX_BYTES,
     lock_timeout: float | None = None,
     on_wait: Callable[[str], None] | None = None,
+    ocr: str = "auto",
 ) -> IndexReport:
     """Bring the index in step with the folder. Waits for another writer (``lock_timeout``
-    None) or raises ``IndexLockedError``; ``on_wait`` hears once that it is waiting."""
+    None) or raises ``IndexLockedError``; ``on_wait`` hears once that it is waiting.
+    ``ocr`` "auto" reads scanned PDF pages and images by OCR, "off" leaves them out."""
+    if ocr not in OCR_MODES:
+        raise ValueError(f"ocr must be one of {', '.join(OCR_MODES)}, not {ocr!r}")
     root = check_folder(folder)
     _check(index, embedder)
     started = time.monotonic()
@@ -102,29 +119,36 @@ def sync_folder(
     with index.lock(timeout=lock_timeout, cancel=cancel, on_wait=on_wait):
         signature = _signature(chunking)
         reprocess_all = index.meta("chunking") != signature
+        # Another OCR mode (or an index from before OCR) re-reads PDFs and images only.
+        reprocess_ocr = index.meta("ocr") != ocr
         entries, report.skipped = scan(root, exclude=index.directory)
         known = index.files()
         todo = []
         for entry in entries:
             record = known.get(str(entry.path))
-            if record is None or reprocess_all or not _same_stat(record, entry):
-                todo.append(entry)
+            reprocess = reprocess_all or (reprocess_ocr and read_by_ocr(entry.path))
+            if record is None or reprocess or not _same_stat(record, entry):
+                todo.append((entry, reprocess))
             elif record.skip:
                 report.skipped.append(Skip(record.path, record.skip))
             else:
                 report.unchanged += 1
-        writer = _Writer(index, embedder, report, cancel, progress, todo)
+        writer = _Writer(index, embedder, report, cancel, progress, [entry for entry, _ in todo])
+        writer.ocr = OcrRun(cancel) if ocr == "auto" else None
         gone = set(known) - {str(e.path) for e in entries}
-        for entry in todo:
+        for entry, reprocess in todo:
             if writer.cancelled():
                 break
-            vanished = _sync_file(entry, known.get(str(entry.path)), writer, reprocess_all, chunking, max_bytes)
+            vanished = _sync_file(entry, known.get(str(entry.path)), writer, reprocess, chunking, max_bytes)
             if vanished:
                 gone.add(str(entry.path))
         writer.flush()
         # Removals run even after a cancel: a deleted file must never answer a question.
-        meta = {"chunking": signature} if reprocess_all and not writer.cancelled() else None
-        _remove(index, report, known, [path for path in gone if path in known], meta)
+        meta = {}
+        if not writer.cancelled():
+            meta = ({"chunking": signature} if reprocess_all else {}) | ({"ocr": ocr} if reprocess_ocr else {})
+        _remove(index, report, known, [path for path in gone if path in known], meta or None)
+    report.ocr_pages = writer.ocr.pages_done if writer.ocr else 0
     return _finish(report, index, writer, started)
 
 
@@ -132,7 +156,7 @@ def _sync_file(
     entry: FileEntry,
     record: FileRecord | None,
     writer: "_Writer",
-    reprocess_all: bool,
+    reprocess: bool,
     chunking: ChunkOptions,
     max_bytes: int,
 ) -> bool:
@@ -144,10 +168,14 @@ def _sync_file(
     try:
         entry, data = read(entry, max_bytes)
         digest = content_hash(data)
-        if was_indexed and not reprocess_all and record.hash == digest:
+        if was_indexed and not reprocess and record.hash == digest:
             writer.add(_record(entry, digest), None, outcome="unchanged")  # touched, not edited
             return False
-        chunks = passages(entry.path, data, chunking)
+        if writer.ocr is not None:
+            writer.ocr.on_page = lambda: writer.report_progress(current=path)
+        chunks = passages(entry.path, data, chunking, ocr=writer.ocr)
+    except OcrCancelled:
+        return False  # nothing of the file is kept: the next run reads it again
     except SkipFile as skip:
         writer.report.skipped.append(Skip(path, skip.reason))
         if skip.transient:  # retried next run; a vanished file is removed now
@@ -159,9 +187,9 @@ def _sync_file(
     return False
 
 
-def needs_sync(folder: Path, index: PassageIndex, chunking: ChunkOptions = ChunkOptions()) -> bool:
+def needs_sync(folder: Path, index: PassageIndex, chunking: ChunkOptions = ChunkOptions(), ocr: str = "auto") -> bool:
     """Whether any file was added, changed or removed since the last sync (stat calls only)."""
-    if index.meta("chunking") != _signature(chunking):
+    if index.meta("chunking") != _signature(chunking) or index.meta("ocr") != ocr:
         return True
     entries, _ = scan(check_folder(folder), exclude=index.directory)
     on_disk = {str(e.path): (e.size, e.mtime_ns, e.ctime_ns) for e in entries}
@@ -330,6 +358,7 @@ class _Writer:
         self.files_done = self.bytes_done = self.passages_done = 0
         self.started = self.last_commit = time.monotonic()
         self.pending: list[_Pending] = []
+        self.ocr: OcrRun | None = None  # folders only: reads scanned pages and images
 
     def cancelled(self) -> bool:
         return self.cancel is not None and self.cancel.is_set()
@@ -391,6 +420,9 @@ class _Writer:
             return
         elapsed = max(time.monotonic() - self.started, 1e-9)
         eta = elapsed * (self.bytes_total - self.bytes_done) / self.bytes_done if self.bytes_done else None
+        ocr = (self.ocr.pages_done, self.ocr.pages_left) if self.ocr else (0, 0)
         self.progress(
-            IndexProgress(self.files_done, self.files_total, self.passages_done, self.passages_done / elapsed, eta, current)
+            IndexProgress(
+                self.files_done, self.files_total, self.passages_done, self.passages_done / elapsed, eta, current, *ocr
+            )
         )

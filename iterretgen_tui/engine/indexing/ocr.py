@@ -1,0 +1,303 @@
+"""Text from page images, offline: scanned PDF pages and image files.
+
+RapidOCR reads them (PP-OCRv4 detection and recognition; the ONNX models ship inside the
+``rapidocr-onnxruntime`` wheel and run on ONNX Runtime); pypdfium2 renders PDF pages
+without system libraries. Heavy imports happen on the first page that needs OCR, so a
+folder without scans never pays for them. Choices and figures: docs/ocr.md.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import threading
+import warnings
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .formats import SkipFile, brief
+
+OCR_MODES = ("auto", "off")
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp"})
+
+DPI = 200  # PDF pages are rendered at this resolution for OCR
+# The longest side a page is read at: enough for 9-pt text on A4; more costs time, not accuracy.
+WORK_SIDE = 2000
+DETECT_SIDE = 1280  # text detection runs on a smaller copy; lines are cropped from the full one
+RECOGNITION_BATCH = 16  # lines recognised per ONNX call (similar widths are batched)
+SPACE_PROB = 0.1  # a space this likely between two characters is kept (see SpacedCtcDecode)
+MAX_PIXELS = 89_478_485  # Pillow's own decompression-bomb threshold: larger images are refused
+MAX_PAGES = 2000  # frames of one TIFF read at most
+_INK = 160  # a reduced pixel darker than this is ink, not paper or scanner noise
+_INK_PIXELS = 10  # fewer inked pixels than this: a blank page, not worth reading
+
+
+class OcrCancelled(Exception):
+    """The cancel event was set between two pages; the file is left for the next run."""
+
+
+@dataclass
+class OcrRun:
+    """OCR for one indexing run: the cancel check between pages and the page counts that
+    progress shows. ``on_page`` hears after each page and when a file's pages are known."""
+
+    cancel: threading.Event | None = None
+    on_page: Callable[[], None] | None = None
+    pages_done: int = 0  # pages read this run (blank ones included)
+    pages_left: int = 0  # pages of the file being read still to go
+
+    def read(self, pages: Sequence[Callable[[], np.ndarray | None]]) -> list[list[str]]:
+        """The lines of each page; a loader returns None for a page found blank."""
+        self.pages_left = len(pages)
+        self._tell()
+        out = []
+        for load in pages:
+            if self.cancel is not None and self.cancel.is_set():
+                self.pages_left = 0
+                raise OcrCancelled
+            image = load()
+            out.append([] if image is None else read_lines(image))
+            self.pages_done += 1
+            self.pages_left -= 1
+            self._tell()
+        return out
+
+    def _tell(self) -> None:
+        if self.on_page is not None:
+            self.on_page()
+
+
+# -- PDF pages -----------------------------------------------------------------------------
+
+
+def pdf_pages(run: OcrRun, data: bytes, numbers: Sequence[int]) -> dict[int, list[str]]:
+    """OCR lines of the given pages (numbered from 1) of a PDF."""
+    import pypdfium2 as pdfium
+
+    try:
+        document = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        raise SkipFile(f"cannot render PDF pages for OCR: {exc}") from None
+    try:
+        return dict(zip(numbers, run.read([lambda n=n: _render(document, n) for n in numbers])))
+    finally:
+        document.close()
+
+
+def _render(document, number: int) -> np.ndarray | None:
+    page = document[number - 1]
+    try:
+        if next(page.get_objects(max_depth=1), None) is None:
+            return None  # nothing drawn at all: blank without rendering
+        width, height = page.get_size()  # points, 1/72 inch
+        scale = min(DPI / 72, WORK_SIDE / max(width, height, 1.0))
+        bitmap = page.render(scale=scale, grayscale=True)
+        gray = np.array(bitmap.to_numpy()).reshape(bitmap.height, bitmap.width)
+    finally:
+        page.close()
+    return None if is_blank(gray) else gray
+
+
+# -- image files ---------------------------------------------------------------------------
+
+
+def image_pages(run: OcrRun, data: bytes) -> list[list[str]]:
+    """OCR lines of each page of an image file: one, or each frame of a TIFF."""
+    image = open_image(data)
+    frames = min(getattr(image, "n_frames", 1), MAX_PAGES) if image.format == "TIFF" else 1
+    return run.read([lambda i=i: _frame(image, i) for i in range(frames)])
+
+
+def open_image(data: bytes):
+    """The image, header read; a file that is no image or too large raises SkipFile."""
+    from PIL import Image, UnidentifiedImageError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # checked below
+        try:
+            image = Image.open(io.BytesIO(data))
+        except Image.DecompressionBombError:
+            raise SkipFile(f"image too large: over {2 * MAX_PIXELS / 1e6:.0f} megapixels") from None
+        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+            raise SkipFile(f"cannot read image: {brief(exc)}") from None
+    _check_size(image.size)
+    return image
+
+
+def _check_size(size: tuple[int, int]) -> None:
+    width, height = size
+    if width * height > MAX_PIXELS:
+        raise SkipFile(f"image too large: {width} x {height} pixels (the limit is {MAX_PIXELS / 1e6:.0f} megapixels)")
+
+
+def _frame(image, index: int) -> np.ndarray | None:
+    from PIL import Image, ImageOps
+
+    try:
+        image.seek(index)
+        _check_size(image.size)
+        frame = ImageOps.exif_transpose(image) if index == 0 else image.copy()  # phone photos
+        if frame.mode in ("RGBA", "LA", "PA") or "transparency" in frame.info:
+            # Transparent pixels often hold black: text drawn on them would vanish.
+            paper = Image.new("RGBA", frame.size, "white")
+            frame = Image.alpha_composite(paper, frame.convert("RGBA"))
+        frame = frame.convert("L")
+        if max(frame.size) > WORK_SIDE:
+            frame.thumbnail((WORK_SIDE, WORK_SIDE), Image.Resampling.LANCZOS)
+        gray = np.asarray(frame)
+    except SkipFile:
+        raise
+    except (OSError, ValueError, EOFError, SyntaxError) as exc:  # a truncated or damaged file
+        raise SkipFile(f"cannot read image: {brief(exc)}") from None
+    return None if is_blank(gray) else gray
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def is_blank(gray: np.ndarray) -> bool:
+    """Whether a page holds no ink. Averaging 4x4 blocks first washes out scanner specks
+    while a stroke of text stays dark; the test errs towards reading the page."""
+    from PIL import Image
+
+    small = np.asarray(Image.fromarray(gray).reduce(4))
+    return int(np.count_nonzero(small < _INK)) < _INK_PIXELS
+
+
+def read_lines(gray: np.ndarray) -> list[str]:
+    """The text lines of a grayscale page, in reading order."""
+    result, _ = _engine()(gray, use_cls=False)
+    if not result:
+        return []
+    boxes = [np.asarray(box, dtype=np.float32) for box, _text, _score in result]
+    return reading_order(boxes, [text for _box, text, _score in result])
+
+
+def reading_order(boxes: Sequence[np.ndarray], texts: Sequence[str]) -> list[str]:
+    """Boxes (four corners, clockwise from top-left) grouped into lines top to bottom,
+    each line's boxes left to right. A slightly rotated scan is straightened first, so
+    the pieces of one tilted line still fall on the same line."""
+    if not boxes:
+        return []
+    tilt = _tilt(boxes)
+    cos, sin = math.cos(-tilt), math.sin(-tilt)
+    items = []
+    for box, text in zip(boxes, texts):
+        cx, cy = box.mean(axis=0)
+        x = cx * cos - cy * sin
+        y = cx * sin + cy * cos
+        height = float(np.linalg.norm(box[3] - box[0]))
+        items.append((y, x, max(height, 1.0), text))
+    items.sort()
+    lines: list[list[tuple[float, float, float, str]]] = []
+    for item in items:
+        if lines:
+            line = lines[-1]
+            centre = sum(i[0] for i in line) / len(line)
+            height = float(np.median([i[2] for i in line]))
+            if abs(item[0] - centre) < 0.5 * min(height, item[2]):
+                line.append(item)
+                continue
+        lines.append([item])
+    out = []
+    for line in lines:
+        text = " ".join(i[3].strip() for i in sorted(line, key=lambda i: i[1]) if i[3].strip())
+        if text:
+            out.append(text)
+    return out
+
+
+def _tilt(boxes: Sequence[np.ndarray]) -> float:
+    """The page's rotation in radians: the median slope of the wide boxes' top edges."""
+    angles = []
+    for box in boxes:
+        dx, dy = box[1] - box[0]
+        if dx > 2 * float(np.linalg.norm(box[3] - box[0])):  # a wide box: its slope is reliable
+            angles.append(math.atan2(dy, dx))
+    return float(np.median(angles)) if angles else 0.0
+
+
+@lru_cache(maxsize=1)
+def _engine():
+    """One RapidOCR for the process, its detector and recogniser run by OpenVINO: on a CPU
+    it runs these two models several times faster than ONNX Runtime (docs/ocr.md)."""
+    import logging
+    from pathlib import Path
+
+    import rapidocr_onnxruntime
+    from rapidocr_onnxruntime import RapidOCR
+
+    engine = RapidOCR(
+        max_side_len=WORK_SIDE,
+        det_limit_side_len=DETECT_SIDE,
+        det_limit_type="max",
+        rec_batch_num=RECOGNITION_BATCH,
+    )
+    logging.getLogger("RapidOCR").setLevel(logging.WARNING)
+    models = Path(rapidocr_onnxruntime.__file__).parent / "models"
+    # The recogniser keeps its character list, read from the model at construction.
+    engine.text_det.infer = _OpenVinoModel(models / "ch_PP-OCRv4_det_infer.onnx")
+    engine.text_rec.session = _OpenVinoModel(models / "ch_PP-OCRv4_rec_infer.onnx")
+    engine.text_rec.postprocess_op = SpacedCtcDecode(engine.text_rec.postprocess_op.character)
+    return engine
+
+
+class SpacedCtcDecode:
+    """Greedy CTC decoding that keeps the spaces the recogniser is unsure of.
+
+    The recogniser learnt mostly Chinese, which has no spaces: between two English words
+    it often rates the space below the blank, and the words run together ("Theheron").
+    Here a space whose probability reaches ``space_prob`` at any step between two
+    characters is kept. Called as RapidOCR calls its decoder; returns (text, confidence).
+    """
+
+    def __init__(self, characters: Sequence[str], space_prob: float = SPACE_PROB) -> None:
+        self.characters = list(characters)  # 0 is the CTC blank, the last is the space
+        self.space = len(self.characters) - 1
+        self.space_prob = space_prob
+
+    def __call__(self, preds: np.ndarray, return_word_box: bool = False, **_) -> list[tuple[str, float]]:
+        return [self._line(probs) for probs in preds]
+
+    def _line(self, probs: np.ndarray) -> tuple[str, float]:
+        best = probs.argmax(axis=1)
+        spacey = probs[:, self.space] >= self.space_prob
+        chars: list[str] = []
+        confidences: list[float] = []
+        previous, pending = 0, False
+        for step, k in enumerate(best):
+            pending = pending or bool(spacey[step])
+            if k == 0 or k == previous:  # a blank, or the same label held over steps
+                previous = k
+                continue
+            previous = k
+            if k == self.space or (pending and chars and chars[-1] != " "):
+                if chars and chars[-1] != " ":
+                    chars.append(" ")
+                    confidences.append(float(probs[step, self.space]))
+            pending = False
+            if k != self.space:
+                chars.append(self.characters[k])
+                confidences.append(float(probs[step, k]))
+        text = "".join(chars).strip()
+        return text, float(np.mean(confidences)) if confidences else 0.0
+
+
+class _OpenVinoModel:
+    """An ONNX model compiled by OpenVINO, called the way RapidOCR calls its ONNX Runtime
+    session: one input batch in, the list of outputs back."""
+
+    def __init__(self, path) -> None:
+        import openvino
+
+        # f32 everywhere: CPUs with bf16 units would otherwise read slightly differently.
+        config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32"}
+        self.model = openvino.Core().compile_model(str(path), "CPU", config)
+        self.lock = threading.Lock()  # one infer request: the indexer and a watcher may share it
+
+    def __call__(self, batch: np.ndarray) -> list[np.ndarray]:
+        with self.lock:
+            return [self.model(batch)[0]]  # a copy: the request's buffer is reused

@@ -1,0 +1,207 @@
+#!/usr/bin/env python
+"""OCR benchmark (issue 20), printed as JSON: pages per second and character error rate of
+the indexer's OCR on A4 pages this script scans itself.
+
+Known English text (passages of a dataset's corpus, else a built-in paragraph) is typeset
+in an 11-pt serif on A4 at 150, 200 and 300 dpi. "clean" is the page as rendered; "noisy"
+is what a worn flatbed scan looks like: greyed paper and ink, a turn of about a degree, a
+slight blur, sensor noise and dust specks. Each page is read as the indexer reads an image
+file (``ocr.read_lines``); the 200-dpi clean pages are also put in a scanned PDF and read
+as the indexer reads one (render + OCR). CER = edit distance / length of the true text,
+both with whitespace runs collapsed.
+
+Usage: scripts/bench_ocr.py [--pages 2] [--dpi 150,200,300] [--detect-side N] [--work-side N]
+       [--rec-batch N] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+# shared/ sits beside the checkout (or beside the folder of worktrees).
+CORPUS = next((p / "shared/data/hotpotqa-dev200/corpus.jsonl" for p in Path(__file__).resolve().parents
+               if (p / "shared/data/hotpotqa-dev200/corpus.jsonl").exists()), Path("corpus.jsonl"))
+FALLBACK = (
+    "The committee met on the third Tuesday of March to review the harbour accounts. "
+    "Receipts for 1,284 tonnes of grain were checked against the ledger, and two invoices "
+    "from the Whitfield company were found to be entered twice. The clerk, Mr. Daniel Oyelaran, "
+    "agreed to correct the figures before the next meeting, which will be held in the old "
+    "customs house at 10:30 on April 14th."
+)
+SERIF = Path("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf")
+A4_INCHES = (8.27, 11.69)
+
+
+def paragraphs(count: int) -> list[str]:
+    if not CORPUS.exists():
+        return [FALLBACK] * count
+    out = []
+    with CORPUS.open(encoding="utf-8") as fh:
+        for line in fh:
+            text = json.loads(line).get("text", "").strip()
+            if text.isascii() and len(text) > 200:  # the recogniser is judged on English
+                out.append(text)
+            if len(out) == count:
+                break
+    return out
+
+
+def typeset(text_source: list[str], dpi: int) -> tuple[Image.Image, list[str]]:
+    """An A4 page filled with the text, 1-inch margins; returns the page and its lines."""
+    width, height = (round(side * dpi) for side in A4_INCHES)
+    size = round(11 / 72 * dpi)
+    font = ImageFont.truetype(str(SERIF), size) if SERIF.exists() else ImageFont.load_default(size=size)
+    image = Image.new("L", (width, height), 255)
+    draw = ImageDraw.Draw(image)
+    margin, leading = dpi, round(size * 1.35)
+    lines: list[str] = []
+    y = margin
+    words = " ".join(text_source).split()
+    while words and y + leading < height - margin:
+        line = words.pop(0)
+        while words and draw.textlength(f"{line} {words[0]}", font=font) <= width - 2 * margin:
+            line += " " + words.pop(0)
+        draw.text((margin, y), line, fill=0, font=font)
+        lines.append(line)
+        y += leading
+    return image, lines
+
+
+def worn(image: Image.Image, dpi: int, rng: np.random.Generator) -> Image.Image:
+    """A scanner's view of the page: grey paper and ink, turned, blurred, noisy, specked."""
+    turned = image.rotate(float(rng.uniform(0.6, 1.2) * rng.choice([-1, 1])), resample=Image.Resampling.BICUBIC,
+                          fillcolor=255)
+    blurred = turned.filter(ImageFilter.GaussianBlur(radius=0.35 * dpi / 100))
+    pixels = np.asarray(blurred, dtype=np.float32) * (225 - 45) / 255 + 45
+    pixels += rng.normal(0, 14, pixels.shape)
+    specks = rng.random(pixels.shape) < 0.0005
+    pixels[specks] = rng.uniform(0, 120, int(specks.sum()))
+    return Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8))
+
+
+def levenshtein(a: str, b: str) -> int:
+    """Edit distance, one numpy row at a time; insertions chain through a running minimum."""
+    if not a or not b:
+        return max(len(a), len(b))
+    target = np.frombuffer(b.encode("utf-32-le"), dtype=np.uint32)
+    steps = np.arange(len(b) + 1)
+    row = steps.copy()
+    for n, ch in enumerate(a, 1):
+        cost = (target != ord(ch)).astype(np.int64)
+        new = np.empty_like(row)
+        new[0] = n
+        new[1:] = np.minimum(row[1:] + 1, row[:-1] + cost)
+        row = np.minimum.accumulate(new - steps) + steps
+    return int(row[-1])
+
+
+def cer(truth: str, read: str) -> float:
+    truth, read = " ".join(truth.split()), " ".join(read.split())
+    return levenshtein(truth, read) / max(len(truth), 1)
+
+
+def cpu() -> dict:
+    model, flags = platform.processor(), []
+    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
+        key, _, value = line.partition(":")
+        if key.strip() == "model name":
+            model = value.strip()
+        elif key.strip() == "flags":
+            flags = value.split()
+    simd = [f for f in flags if f.startswith(("avx", "fma", "sse4", "amx")) or f in ("f16c", "vnni")]
+    return {"model": model, "cores": os.cpu_count(), "simd_flags": sorted(set(simd)),
+            "load_average_1min_at_start": round(os.getloadavg()[0], 2)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=2, help="pages per condition")
+    parser.add_argument("--dpi", default="150,200,300")
+    parser.add_argument("--detect-side", type=int, help="override ocr.DETECT_SIDE")
+    parser.add_argument("--work-side", type=int, help="override ocr.WORK_SIDE")
+    parser.add_argument("--rec-batch", type=int, help="override ocr.RECOGNITION_BATCH")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+
+    from iterretgen_tui.engine.indexing import formats, ocr
+
+    for name, value in (("DETECT_SIDE", args.detect_side), ("WORK_SIDE", args.work_side),
+                        ("RECOGNITION_BATCH", args.rec_batch)):
+        if value:
+            setattr(ocr, name, value)
+    started = time.perf_counter()
+    ocr.read_lines(np.full((200, 600), 255, dtype=np.uint8))  # loads the engine
+    load_seconds = time.perf_counter() - started
+
+    rng = np.random.default_rng(20)
+    texts = paragraphs(8 * args.pages)
+    conditions = {}
+    pdf_pages = []
+    for dpi in (int(d) for d in args.dpi.split(",")):
+        for kind in ("clean", "noisy"):
+            seconds, cpu_seconds, errors = [], [], []
+            for p in range(args.pages):
+                clean, lines = typeset(texts[p * 8 : (p + 1) * 8], dpi)
+                scan = clean if kind == "clean" else worn(clean, dpi, rng)
+                if dpi == 200 and kind == "clean":
+                    pdf_pages.append(scan)
+                image = scan
+                if max(image.size) > ocr.WORK_SIDE:  # as the indexer prepares an image file
+                    image = image.copy()
+                    image.thumbnail((ocr.WORK_SIDE, ocr.WORK_SIDE), Image.Resampling.LANCZOS)
+                started, cpu_started = time.perf_counter(), time.process_time()
+                read = ocr.read_lines(np.asarray(image))
+                seconds.append(time.perf_counter() - started)
+                cpu_seconds.append(time.process_time() - cpu_started)
+                errors.append(cer("\n".join(lines), "\n".join(read)))
+            conditions[f"{kind}-{dpi}dpi"] = {
+                "pages": args.pages,
+                "seconds_per_page_median": round(float(np.median(seconds)), 3),
+                "pages_per_second": round(1 / float(np.median(seconds)), 2),
+                # CPU time of all threads: what the page costs whatever else runs on the machine
+                "cpu_seconds_per_page_median": round(float(np.median(cpu_seconds)), 3),
+                "lines_per_page": len(lines),
+                "cer_mean": round(float(np.mean(errors)), 4),
+                "cer_per_page": [round(e, 4) for e in errors],
+            }
+
+    pdf = io.BytesIO()
+    pdf_pages[0].save(pdf, "PDF", resolution=200, save_all=True, append_images=pdf_pages[1:])
+    started, cpu_started = time.perf_counter(), time.process_time()
+    parsed = formats.pdf(pdf.getvalue(), ocr.OcrRun())
+    pdf_seconds, pdf_cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    assert all(block.ocr for block in parsed.blocks)
+
+    report = {
+        "cpu": cpu(),
+        "engine": "rapidocr-onnxruntime 1.4.4 pipeline, PP-OCRv4 det + rec run by OpenVINO, no angle classifier",
+        "settings": {"work_side": ocr.WORK_SIDE, "detect_side": ocr.DETECT_SIDE,
+                     "recognition_batch": ocr.RECOGNITION_BATCH, "pdf_dpi": ocr.DPI},
+        "engine_load_seconds": round(load_seconds, 2),
+        "conditions": conditions,
+        "scanned_pdf_200dpi": {
+            "pages": len(pdf_pages),
+            "seconds": round(pdf_seconds, 2),
+            "pages_per_second": round(len(pdf_pages) / pdf_seconds, 2),
+            "cpu_seconds": round(pdf_cpu, 2),
+        },
+        "load_average_1min_at_end": round(os.getloadavg()[0], 2),
+        "goals": {"cer_clean_300dpi_max": 0.03, "cer_noisy_max": 0.08, "pages_per_second_200dpi_min": 1.0},
+    }
+    text = json.dumps(report, indent=2)
+    if args.out:
+        args.out.write_text(text + "\n", "utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,302 @@
+"""OCR of scanned PDF pages and image files: read, cited, counted, cancelled, never redone,
+and bad input refused with a reason. Pages are drawn here with Pillow from known text."""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+from pypdf import PdfReader, PdfWriter
+
+from iterretgen_tui.config import ConfigError, Settings
+from iterretgen_tui.engine.indexing import indexer, ocr
+from iterretgen_tui.engine.indexing.indexer import open_folder_index, sync_folder
+from iterretgen_tui.engine.retrieval.retriever import Retriever
+
+from . import docfolder
+from .fakes import HashEmbedder
+
+
+def page(lines: list[str], size: tuple[int, int] = (1240, 500), font_size: int = 40) -> Image.Image:
+    """A white page with black text lines, as a 150-dpi scan of a short note would look."""
+    image = Image.new("L", size, 255)
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=font_size)
+    for n, line in enumerate(lines):
+        draw.text((60, 60 + int(n * font_size * 1.8)), line, fill=0, font=font)
+    return image
+
+
+def scanned_pdf(pages: list[Image.Image]) -> bytes:
+    """A PDF of page images only, no text layer: what a scanner writes."""
+    out = io.BytesIO()
+    pages[0].save(out, "PDF", resolution=150, save_all=True, append_images=pages[1:])
+    return out.getvalue()
+
+
+@pytest.fixture
+def emb() -> HashEmbedder:
+    return HashEmbedder()
+
+
+@pytest.fixture
+def reads(monkeypatch) -> list[int]:
+    """Counts the pages that reach the OCR engine (blank ones never do)."""
+    calls: list[int] = []
+    real = ocr.read_lines
+
+    def counted(gray):
+        calls.append(1)
+        return real(gray)
+
+    monkeypatch.setattr(ocr, "read_lines", counted)
+    return calls
+
+
+def sync(folder: Path, embedder, **kwargs):
+    index = open_folder_index(folder, embedder)
+    return index, sync_folder(folder, index, embedder, **kwargs)
+
+
+def top(index, embedder, question: str):
+    return Retriever(embedder, index).retrieve(question, 1)[0]
+
+
+def skipped(report, folder: Path) -> dict[str, str]:
+    return {str(Path(s.path).relative_to(folder)): s.reason for s in report.skipped}
+
+
+# -- reading order and blank pages ---------------------------------------------------------
+
+
+def test_reading_order_straightens_a_tilted_page_and_orders_each_line():
+    tilt = math.radians(2.5)
+
+    def box(x, y, w=300, h=30):  # a box at (x, y) of a page turned by `tilt`
+        corners = np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], dtype=np.float32)
+        turn = np.array([[math.cos(tilt), -math.sin(tilt)], [math.sin(tilt), math.cos(tilt)]])
+        return corners @ turn.T
+
+    # Two lines, each read as two pieces; the tilt puts the right piece of line one as
+    # low as the left piece of line two, and the input order is shuffled.
+    pieces = [(box(900, 100), "beta"), (box(100, 160), "gamma"), (box(100, 100), "alpha"), (box(900, 160), "delta")]
+    assert ocr.reading_order([b for b, _ in pieces], [t for _, t in pieces]) == ["alpha beta", "gamma delta"]
+
+
+def test_blank_pages_are_told_from_pages_with_ink():
+    rng = np.random.default_rng(0)
+    noisy_paper = np.clip(rng.normal(245, 12, (800, 600)), 0, 255).astype(np.uint8)
+    noisy_paper[rng.random((800, 600)) < 0.001] = 0  # scanner specks
+    assert ocr.is_blank(noisy_paper)
+    assert not ocr.is_blank(np.asarray(page(["3"], size=(600, 800))))
+
+
+# -- formats -------------------------------------------------------------------------------
+
+
+def test_a_png_is_read_and_retrieved_with_its_lines_marked_as_ocr(tmp_path, emb):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    page(["The zebrafish laboratory", "opens at nine every Monday"]).save(folder / "note.png")
+    (folder / "other.txt").write_text("Penguins live in the south.\n", "utf-8")
+    index, report = sync(folder, emb)
+    assert report.added == 2 and not report.skipped and report.ocr_pages == 1
+    found = top(index, emb, "When does the zebrafish laboratory open?")
+    assert found.source == str(folder / "note.png")
+    assert found.location == "lines 1-2, OCR"
+    assert found.text.splitlines() == ["The zebrafish laboratory", "opens at nine every Monday"]
+
+
+def test_a_scanned_pdf_is_read_and_its_passages_cite_their_page(tmp_path, emb):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "scan.pdf").write_bytes(
+        scanned_pdf([page(["Minutes of the garden club"]), page(["The greenhouse key", "hangs behind the blue door"])])
+    )
+    index, report = sync(folder, emb)
+    assert report.added == 1 and report.ocr_pages == 2
+    found = top(index, emb, "Where is the greenhouse key?")
+    assert (found.source, found.location) == (str(folder / "scan.pdf"), "p. 2, OCR")
+    assert "blue door" in found.text
+
+
+def test_a_tiff_with_several_frames_is_read_page_by_page(tmp_path, emb):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    first, second = page(["Invoice number seven"]), page(["Total due: forty euros"])
+    first.save(folder / "fax.tiff", save_all=True, append_images=[second])
+    index, _ = sync(folder, emb)
+    assert top(index, emb, "total due euros").location == "p. 2, OCR"
+
+
+def test_pages_with_a_text_layer_are_not_ocred(tmp_path, emb, reads):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "paper.pdf").write_bytes(docfolder.pdf_bytes([["Introduction", "The camel is large."]]))
+    index, report = sync(folder, emb)
+    assert report.added == 1 and report.ocr_pages == 0 and reads == []
+    assert top(index, emb, "camel").location == "p. 1"
+
+
+def test_a_pdf_mixing_text_pages_and_scanned_pages_ocrs_only_the_scans(tmp_path, emb, reads):
+    writer = PdfWriter()
+    writer.add_page(PdfReader(io.BytesIO(docfolder.pdf_bytes([["The camel is large and patient."]]))).pages[0])
+    writer.add_page(PdfReader(io.BytesIO(scanned_pdf([page(["The walrus sleeps on ice"])]))).pages[0])
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    writer.write(folder / "mixed.pdf")
+    index, report = sync(folder, emb)
+    assert report.ocr_pages == 1 and len(reads) == 1
+    assert top(index, emb, "camel").location == "p. 1"
+    assert top(index, emb, "walrus sleeps").location == "p. 2, OCR"
+
+
+# -- incremental, progress, cancel ---------------------------------------------------------
+
+
+def test_an_unchanged_file_is_never_ocred_twice(tmp_path, emb, reads):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    scan = folder / "scan.pdf"
+    scan.write_bytes(scanned_pdf([page(["A first page of text"]), page(["A second page of text"])]))
+    index, report = sync(folder, emb)
+    assert len(reads) == report.ocr_pages == 2
+    again = sync_folder(folder, index, emb)
+    assert (again.unchanged, again.ocr_pages) == (1, 0)
+    stat = scan.stat()
+    os.utime(scan, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # touched: new stat, same content
+    touched = sync_folder(folder, index, emb)
+    assert touched.ocr_pages == 0 and len(reads) == 2, "the content hash decides, not the stat"
+    assert not touched.skipped and len(index) == 2
+
+
+def test_progress_counts_pages_and_a_cancel_stops_between_pages(tmp_path, emb):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "scan.pdf").write_bytes(scanned_pdf([page([f"Page number {n} of the scan"]) for n in range(1, 4)]))
+    cancel = threading.Event()
+    seen = []
+
+    def progress(p):
+        seen.append((p.ocr_pages_done, p.ocr_pages_left))
+        if p.ocr_pages_done == 1:
+            cancel.set()
+
+    index, report = sync(folder, emb, cancel=cancel, progress=progress)
+    assert report.cancelled and report.ocr_pages == 1
+    assert (0, 3) in seen and (1, 2) in seen and "1 pages OCR'd, 2 to go in this file" in [
+        indexer.IndexProgress(0, 1, 0, 0.0, None, "", d, left).ocr_note for d, left in seen
+    ]
+    assert index.files() == {} and len(index) == 0, "a file cut short is not kept"
+    seen.clear()
+    report = sync_folder(folder, index, emb, progress=progress)
+    assert report.added == 1 and report.ocr_pages == 3 and (3, 0) in seen
+    assert sorted(top(index, emb, f"page number {n}").location for n in (1, 2, 3)) == [
+        "p. 1, OCR", "p. 2, OCR", "p. 3, OCR"
+    ]
+
+
+def test_ocr_off_skips_images_with_a_reason_and_turning_it_on_reads_only_pdfs_and_images(
+    tmp_path, emb, monkeypatch
+):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    page(["The heron nests by the lake"]).save(folder / "photo.jpg")
+    (folder / "scan.pdf").write_bytes(scanned_pdf([page(["The otter swims at dusk"])]))
+    (folder / "notes.txt").write_text("Plain notes about badgers.\n", "utf-8")
+    index, report = sync(folder, emb, ocr="off")
+    assert skipped(report, folder) == {
+        "photo.jpg": 'image: OCR is off (set ocr = "auto" to read images)',
+        "scan.pdf": "no text found (a scanned PDF? OCR is off)",
+    }
+    assert indexer.needs_sync(folder, index, ocr="auto") and not indexer.needs_sync(folder, index, ocr="off")
+    read_paths = []
+    real_read = indexer.read
+    monkeypatch.setattr(indexer, "read", lambda entry, cap: read_paths.append(entry.path.name) or real_read(entry, cap))
+    report = sync_folder(folder, index, emb, ocr="auto")
+    assert sorted(read_paths) == ["photo.jpg", "scan.pdf"], "text files are not read again"
+    assert not report.skipped and report.ocr_pages == 2
+    assert top(index, emb, "heron nests").source == str(folder / "photo.jpg")
+
+
+def test_the_setting_is_validated():
+    assert Settings(ocr="off").validated().ocr == "off"
+    with pytest.raises(ConfigError, match="ocr must be one of auto, off"):
+        Settings(ocr="maybe").validated()
+
+
+# -- bad input -----------------------------------------------------------------------------
+
+
+def huge_png(width: int, height: int) -> bytes:
+    """A valid white 1-bit PNG of any size, written row by row (the pixels never exist)."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return len(body).to_bytes(4, "big") + kind + body + zlib.crc32(kind + body).to_bytes(4, "big")
+
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes([1, 0, 0, 0, 0])
+    pack = zlib.compressobj(1)
+    row = b"\0" + b"\xff" * ((width + 7) // 8)
+    body = b"".join(pack.compress(row) for _ in range(height)) + pack.flush()
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", body) + chunk(b"IEND", b"")
+
+
+def encrypted_pdf() -> bytes:
+    writer = PdfWriter()
+    writer.add_page(PdfReader(io.BytesIO(scanned_pdf([page(["Secret"])]))).pages[0])
+    writer.encrypt("a password", algorithm="RC4-128")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def blank_pdf(pages: int) -> bytes:
+    writer = PdfWriter()
+    for _ in range(pages):
+        writer.add_blank_page(595, 842)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_bad_images_and_pdfs_are_skipped_with_a_reason_and_nothing_else_is_lost(tmp_path, emb, reads):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "good.txt").write_text("The good file mentions a lynx.\n", "utf-8")
+    page(["The kept page mentions a marmot"]).save(folder / "kept.png")
+    index, _ = sync(folder, emb)
+    reads.clear()
+
+    good = io.BytesIO()
+    page(["Cut short"]).save(good, "JPEG")
+    (folder / "truncated.jpg").write_bytes(good.getvalue()[: len(good.getvalue()) // 2])
+    (folder / "corrupt.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"not really a picture" * 20)
+    (folder / "bomb.png").write_bytes(huge_png(20_000, 20_000))
+    (folder / "large.png").write_bytes(huge_png(10_000, 10_000))
+    (folder / "locked.pdf").write_bytes(encrypted_pdf())
+    (folder / "blank.pdf").write_bytes(blank_pdf(500))
+    (folder / "white.pdf").write_bytes(scanned_pdf([Image.new("L", (1240, 1754), 255)] * 3))
+    started = time.monotonic()
+    report = sync_folder(folder, index, emb)
+    seconds = time.monotonic() - started
+
+    reasons = skipped(report, folder)
+    assert reasons["truncated.jpg"].startswith("cannot read image: OSError")
+    assert reasons["corrupt.png"].startswith("cannot read image")
+    assert reasons["bomb.png"] == "image too large: over 179 megapixels"
+    assert reasons["large.png"] == "image too large: 10000 x 10000 pixels (the limit is 89 megapixels)"
+    assert reasons["locked.pdf"] == "encrypted PDF (password protected)"
+    assert reasons["blank.pdf"] == reasons["white.pdf"] == "no text found (blank pages, or OCR found no text)"
+    assert len(reasons) == 7
+    assert reads == [], "blank pages are found blank before OCR"
+    assert seconds < 60, "500 blank pages take bounded time"
+    assert (report.unchanged, report.indexed) == (2, 2)
+    assert top(index, emb, "lynx").source == str(folder / "good.txt")
+    assert top(index, emb, "marmot").source == str(folder / "kept.png")
