@@ -26,7 +26,7 @@ class Settings:
     embedder: str = "all-minilm-l6-v2"  # catalogue name or sentence-transformers folder
     query_encoder: str = ""  # an adapted query encoder (see `adapt`); empty: the embedder's own
     device: str = "auto"
-    embed_backend: str = "auto"  # OpenVINO int8 on a CPU, torch on a GPU (docs/performance.md)
+    embed_backend: str = "auto"  # the fastest measured on this CPU, torch on a GPU (docs/performance.md)
     iterations: int = 3  # maximum T
     top_k: int = 5
     adaptive: bool = True  # stop early when consecutive answers converge

@@ -50,9 +50,11 @@ class StatusLine(Horizontal):
     def _show(self) -> None:
         passages = self.facts["passages"]
         size = "index …" if passages is None else f"{passages} passages"
+        # The backend (what "auto" measured fastest on this CPU) once the embedder is loaded.
+        backend = f" ({self.facts['embed_backend']})" if self.facts.get("embed_backend") else ""
         parts = [
             f"LLM {self.facts['llm']}",
-            f"embedder {self.facts['embedder']}",
+            f"embedder {self.facts['embedder']}{backend}",
             str(self.facts["device"]),
             size,
         ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -21,6 +22,7 @@ import numpy as np
 from ... import paths
 from .chunking import Chunk
 from .documents import MAX_BYTES, FileEntry, Skip, SkipFile, content_hash, passages, read, scan
+from ..cores import CoreShare
 from ..embedding.embedder import Embedder
 from .index import FileRecord, FileUpdate, IndexMismatchError, NewPassage, PassageIndex
 
@@ -96,14 +98,16 @@ def sync_folder(
     max_bytes: int = MAX_BYTES,
     lock_timeout: float | None = None,
     on_wait: Callable[[str], None] | None = None,
+    cores: CoreShare | None = None,
 ) -> IndexReport:
     """Bring the index in step with the folder. Waits for another writer (``lock_timeout``
-    None) or raises ``IndexLockedError``; ``on_wait`` hears once that it is waiting."""
+    None) or raises ``IndexLockedError``; ``on_wait`` hears once that it is waiting.
+    ``cores`` hears that indexing runs, so a chat model beside it takes half the cores."""
     root = _folder(folder)
     _check(index, embedder)
     started = time.monotonic()
     report = IndexReport()
-    with index.lock(timeout=lock_timeout, cancel=cancel, on_wait=on_wait):
+    with index.lock(timeout=lock_timeout, cancel=cancel, on_wait=on_wait), _running(cores):
         chunking = _chunking(words, overlap)
         reprocess_all = index.meta("chunking") != chunking
         entries, report.skipped = scan(root, exclude=index.directory)
@@ -232,13 +236,14 @@ def sync_corpus(
     *,
     cancel: threading.Event | None = None,
     progress: ProgressCallback | None = None,
+    cores: CoreShare | None = None,
 ) -> IndexReport:
     """Index (doc_id, title, text) documents, one passage each; unchanged ones are kept."""
     _check(index, embedder)
     started = time.monotonic()
     report = IndexReport()
     docs = list(docs)
-    with index.lock(cancel=cancel):
+    with index.lock(cancel=cancel), _running(cores):
         reprocess_all = index.meta("chunking") != CORPUS_LAYOUT
         known = index.files()
         seen: set[str] = set()
@@ -276,6 +281,10 @@ def sync_corpus(
 
 
 # -- shared --------------------------------------------------------------------------------
+
+
+def _running(cores: CoreShare | None):
+    return cores.indexing() if cores is not None else nullcontext()
 
 
 def _check(index: PassageIndex, embedder: Embedder) -> None:
