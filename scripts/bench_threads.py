@@ -11,7 +11,9 @@ live context is switched between the two, interleaved:
   with the KV cache emptied before each run so neither inherits the other's prompt; also
   the time from a question to the first token of its iteration 1.
 
-Usage: scripts/bench_threads.py [--questions 20] [--repeats 5] [--out FILE]
+``--corpus N`` retrieves from the first N corpus documents plus the questions' gold ones
+instead of the whole corpus, for a machine too slow to embed it in the time there is.
+Usage: scripts/bench_threads.py [--questions 20] [--repeats 5] [--corpus N] [--out FILE]
 """
 
 from __future__ import annotations
@@ -62,11 +64,25 @@ def token_rates(generator, messages, prompt_tokens: int, decode_tokens: int) -> 
     return prompt, decode
 
 
+def subset_retriever(dataset, questions, first: int, embedder):
+    from iterretgen_tui.engine.indexing.index import PassageIndex
+    from iterretgen_tui.engine.indexing.indexer import sync_corpus
+    from iterretgen_tui.engine.retrieval.retriever import Retriever
+
+    gold = {doc for q in questions for doc in q.relevant}
+    docs = [d for n, d in enumerate(dataset.corpus()) if n < first or d[0] in gold]
+    index = PassageIndex.open(Path(tempfile.mkdtemp(prefix="bench-threads-index-")),
+                              embedder_identity=embedder.identity, dim=embedder.dim)
+    sync_corpus(index, docs, embedder)
+    return Retriever(embedder, index)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", type=Path, default=DATA)
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=5, help="cold prompts per setting for the token rates")
+    parser.add_argument("--corpus", type=int, help="only the first N documents and the gold ones")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     os.environ.setdefault("ITERRETGEN_HOME", tempfile.mkdtemp(prefix="bench-threads-"))
@@ -84,12 +100,15 @@ def main() -> None:
     session = Session(settings)
     session.load_models(status=lambda message: print(message, file=sys.stderr))
     dataset = load_dataset(args.dataset)
-    retriever = open_dataset_retriever(dataset, session.embedder, lambda message: print(message, file=sys.stderr))
+    questions = dataset.questions[: args.questions]
+    if args.corpus:
+        retriever = subset_retriever(dataset, questions, args.corpus, session.embedder)
+    else:
+        retriever = open_dataset_retriever(dataset, session.embedder, lambda message: print(message, file=sys.stderr))
     generator = session.generator
     generator.cores = None  # the benchmark sets the threads itself
     modes = {"half": half_the_cores(), "all": usable_cores()}
 
-    questions = dataset.questions[: args.questions]
     rates = {mode: {"prompt": [], "decode": []} for mode in modes}
     for n, question in enumerate(questions[: args.repeats]):
         passages = retriever.retrieve(question.text, settings.top_k)
@@ -120,6 +139,7 @@ def main() -> None:
 
     med = statistics.median
     report = {"llm": generator.name, "threads": modes, "dataset": dataset.name, "questions": len(questions),
+              "corpus_documents": len(retriever.index) if args.corpus else "all",
               "settings": {"iterations": settings.iterations, "top_k": settings.top_k,
                            "max_tokens": settings.max_tokens, "keep_passages": settings.keep_passages},
               "modes": {}}

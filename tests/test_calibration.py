@@ -31,11 +31,11 @@ def never(*args, **kwargs):
 
 
 def test_the_faster_of_two_backends_is_chosen_and_remembered():
-    slow, fast = TimedEmbedder(0.004), TimedEmbedder(0.001)
+    slow, fast = TimedEmbedder(0.01), TimedEmbedder(0.001)
     messages = []
     result, winner = calibration.choose("minilm", {"slow": lambda: slow, "fast": lambda: fast}, status=messages.append)
     assert result.backend == "fast" and winner is fast
-    assert result.rates["fast"] > 2 * result.rates["slow"] > 0
+    assert result.rates["fast"] > result.rates["slow"] > 0
     assert set(result.prepare_seconds) == {"slow", "fast"} and result.cpu == machine.cpu_label()
     assert sum(len(call) for call in slow.calls) == 2 + calibration.ROUNDS * calibration.SAMPLES  # a few batches only
     assert any("embedding backend for this CPU: fast" in m for m in messages)
@@ -51,7 +51,8 @@ def test_the_faster_of_two_backends_is_chosen_and_remembered():
 
 def test_another_cpu_measures_again(monkeypatch):
     calibration.choose("minilm", {"only": lambda: HashEmbedder()})
-    monkeypatch.setattr(calibration, "cpu_label", lambda: "Other CPU, 64 cores, AVX2, AVX-512, AVX512-VNNI")
+    other = {"model": "Other CPU", "extensions": ["AVX2", "AVX-512", "AVX512-VNNI"], "cores": 64}
+    monkeypatch.setattr(calibration, "describe_cpu", lambda: other)
     assert calibration.cached("minilm") is None
     result, winner = calibration.choose("minilm", {"vnni": lambda: HashEmbedder()})
     assert result.backend == "vnni" and winner is not None

@@ -3,7 +3,7 @@
 What wins depends on the CPU more than on anything we can read from it: OpenVINO's int8
 path leads with VNNI and trails ONNX Runtime's on AVX2 alone (docs/performance.md). So
 ``calibrate`` loads each candidate, encodes a few batches of fixed sample texts with each,
-interleaved, and keeps the fastest. The choice is stored per CPU (model, cores, vector
+interleaved, and keeps the fastest. The choice is stored per CPU (model and vector
 extensions) and embedder in the data folder, not the cache: it decides which index a
 folder's vectors live in (each backend has its own identity), so it must stay put once a
 folder is indexed. Only a user's explicit backend, or a new calibration asked for by
@@ -22,7 +22,7 @@ from typing import Callable, Mapping
 from filelock import FileLock
 
 from ... import paths
-from ..machine import cpu_label
+from ..machine import cpu_label, describe_cpu
 from .embedder import Embedder
 
 CACHE_VERSION = 1
@@ -49,7 +49,10 @@ def cache_file() -> Path:
 
 
 def cache_key(embedder_key: str) -> str:
-    return f"{cpu_label()} | {embedder_key}"
+    """CPU model and extensions, not the core count: a process pinned to fewer cores must
+    not switch backends, and with them indexes."""
+    cpu = describe_cpu()
+    return f"{cpu['model']} [{' '.join(cpu['extensions'])}] | {embedder_key}"
 
 
 def cached(embedder_key: str) -> Calibration | None:
