@@ -18,12 +18,20 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -e '.[test]'
 	touch $(STAMP)
 
+# `models prepare` makes the embedder's exports and measures the fastest backend on this
+# CPU once (about a minute), so the first index waits for neither (docs/performance.md).
 install: $(STAMP)
+	$(BIN)/iterretgen-chat models prepare
 
-models: $(STAMP)
+# `models prepare` makes the embedder's exports and measures the fastest backend on this
+# CPU once (about a minute), so the first index waits for neither (docs/performance.md).
+install: $(STAMP)
+	$(BIN)/iterretgen-chat models prepare
+
+models: install
 	-$(BIN)/iterretgen-chat models pull $(READER)
 
-run: $(STAMP) models
+run: install models
 	$(BIN)/iterretgen-chat $(FOLDER)
 
 test: $(STAMP)

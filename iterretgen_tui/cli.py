@@ -33,7 +33,7 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
                         help="an adapted query encoder (see `adapt`): name or folder")
     parser.add_argument("--device", choices=DEVICES, help="where models run")
     parser.add_argument("--embed-backend", dest="embed_backend", choices=EMBED_BACKENDS,
-                        help="how the embedder runs (auto: OpenVINO int8 on a CPU, torch on a GPU)")
+                        help="how the embedder runs (auto: the fastest measured on this CPU, torch on a GPU)")
 
 
 def add_loop_flags(parser: argparse.ArgumentParser) -> None:

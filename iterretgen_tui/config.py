@@ -25,7 +25,7 @@ class Settings:
     embedder: str = "all-minilm-l6-v2"  # catalogue name or sentence-transformers folder
     query_encoder: str = ""  # an adapted query encoder (see `adapt`); empty: the embedder's own
     device: str = "auto"
-    embed_backend: str = "auto"  # OpenVINO int8 on a CPU, torch on a GPU (docs/performance.md)
+    embed_backend: str = "auto"  # the fastest measured on this CPU, torch on a GPU (docs/performance.md)
     # The loop's options (engine/loop/options.py), flat here so the file and the
     # environment name them directly.
     iterations: int = LoopOptions.iterations

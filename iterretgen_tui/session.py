@@ -13,6 +13,7 @@ from typing import Callable, Iterator
 
 from . import models
 from .config import Settings
+from .engine.cores import CoreShare
 from .engine.loop import iterretgen
 from .engine.loop.events import Event
 from .engine.loop.options import LoopOptions
@@ -29,6 +30,7 @@ class Session:
         self.index = None
         self.folder: Path | None = None
         self.retriever = None
+        self.cores = CoreShare()  # indexing takes half the LLM's cores while it runs (issue 18)
 
     def load_models(self, status: Callable[[str], None] = lambda message: None) -> None:
         from .engine.loop.generator import LlamaGenerator
@@ -41,28 +43,24 @@ class Session:
         self.load_embedder(status)
         status(f"loading LLM {llm_path.name}")
         try:
-            self.generator = LlamaGenerator(llm_path, n_ctx=settings.n_ctx, device=settings.device)
+            self.generator = LlamaGenerator(llm_path, n_ctx=settings.n_ctx, device=settings.device, cores=self.cores)
         except ValueError as exc:  # llama.cpp refuses a damaged or unsupported file
             raise models.ModelError(f"cannot load {llm_path}: {exc}") from None
         status("models ready")
 
     def load_embedder(self, status: Callable[[str], None] = lambda message: None) -> None:
         """The embedder alone (enough for `index`); its identity names the folder's index."""
-        from .engine.embedding import embedder, onnx_embedder
-        from .engine.embedding.backends import BACKEND_VARIANTS
+        from .engine.embedding.backends import load_embedder
 
         settings = self.settings
         embedder_path = models.resolve_embedder(settings.embedder)
         query_path = models.resolve_embedder(settings.query_encoder) if settings.query_encoder else None
-        folders = [embedder_path] + ([query_path] if query_path else [])
-        backend = onnx_embedder.resolve_backend(settings.embed_backend, settings.device, folders)
-        status(f"loading embedder {settings.embedder} ({backend})")
-        options = dict(metric=models.embedder_metric(settings.embedder), query_path=query_path, name=settings.embedder)
-        if backend == "torch":
-            self.embedder = embedder.SentenceEmbedder(embedder_path, device=settings.device, **options)
-        else:
-            variant = BACKEND_VARIANTS[backend]
-            self.embedder = onnx_embedder.OnnxEmbedder(embedder_path, variant=variant, status=status, **options)
+        status(f"loading embedder {settings.embedder} ({settings.embed_backend})")
+        # "auto" measures the backends on this CPU once, before the first index (issue 18).
+        self.embedder = load_embedder(
+            embedder_path, backend=settings.embed_backend, device=settings.device, query_path=query_path,
+            status=status, metric=models.embedder_metric(settings.embedder), name=settings.embedder,
+        )
 
     def open_folder(
         self,
@@ -90,6 +88,7 @@ class Session:
             cancel=cancel,
             progress=progress,
             on_wait=on_wait,
+            cores=self.cores,
         )
         if self.index is not None and self.index is not index:
             self.index.close()
@@ -112,6 +111,7 @@ class Session:
         return {
             "llm": getattr(self.generator, "name", self.settings.llm),
             "embedder": getattr(self.embedder, "name", self.settings.embedder),
+            "embed_backend": getattr(self.embedder, "backend", ""),
             "device": getattr(self.generator, "device", self.settings.device),
             "passages": len(self.index) if self.index is not None else 0,
             "folder": str(self.folder) if self.folder else "",

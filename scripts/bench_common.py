@@ -11,6 +11,7 @@ no ANN index (and no real corpus) resembles.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -55,8 +56,18 @@ def fill_index(index, vectors: np.ndarray, *, per_file: int = 100) -> None:
             index.commit(updates)
 
 
-def print_report(report: dict, out: Path | None) -> None:
-    text = json.dumps(report, indent=2)
+def machine() -> dict:
+    """The CPU a figure was measured on: model, cores, vector extensions (AVX2, AVX-512,
+    VNNI, AMX), and the instruction-set limit given to oneDNN, OpenVINO's CPU kernels
+    (``ONEDNN_MAX_CPU_ISA``, e.g. AVX2 on a VNNI machine), if any."""
+    from iterretgen_tui.engine.machine import describe_cpu
+
+    return {**describe_cpu(), "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA", "")}
+
+
+def print_report(report: dict, out: Path | None = None) -> None:
+    """Every benchmark's JSON, with the machine it ran on first."""
+    text = json.dumps({"machine": machine(), **report}, indent=2)
     if out:
         out.write_text(text + "\n", "utf-8")
     print(text)

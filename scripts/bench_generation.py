@@ -19,6 +19,8 @@ import threading
 import time
 from pathlib import Path
 
+from bench_common import print_report
+
 from iterretgen_tui import models
 from iterretgen_tui.engine.loop import iterretgen
 from iterretgen_tui.engine.loop.options import LoopOptions
@@ -102,7 +104,7 @@ def main() -> None:
         loop_rates.append(token_rate(e for e in events if isinstance(e, Token)))
 
     med = statistics.median
-    print(json.dumps({
+    print_report({
         "llm": gen.name,
         "threads": gen.n_threads,
         "prompt_tokens_median": med(lengths),
@@ -113,7 +115,7 @@ def main() -> None:
         "loop_tokens_per_s_median": round(med(loop_rates), 1),
         "loop_over_raw": round(med(loop_rates) / med(raw_rates), 3),
         "repeats": args.repeats,
-    }, indent=2))
+    })
 
 
 if __name__ == "__main__":

@@ -14,11 +14,12 @@ Usage: scripts/bench_index.py [--dataset DIR] [--files 1000] [--embedder NAME] [
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 import time
 from pathlib import Path
+
+from bench_common import print_report
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hotpotqa-dev200"
 
@@ -101,37 +102,32 @@ def main() -> None:
         update_seconds = time.perf_counter() - started
         index.close()
 
-    print(
-        json.dumps(
-            {
-                "dataset": args.dataset.name,
-                "embedder": args.embedder,
-                "embedder_identity": embedder.identity,
-                "embedder_class": type(embedder).__name__,
-                "device": embedder.device,
-                "torch_threads": torch.get_num_threads(),
-                "files": args.files,
-                "documents": documents_written,
-                "passages": report.passages,
-                "model_load_seconds": round(load_seconds, 2),
-                "index_seconds": round(index_seconds, 2),
-                "indexer_passages_per_second": round(report.embedded / index_seconds, 1),
-                "raw_encode_seconds": round(raw_seconds, 2),
-                "raw_encode_passages_per_second": round(len(texts) / raw_seconds, 1),
-                "indexer_vs_raw": round((report.embedded / index_seconds) / (len(texts) / raw_seconds), 3),
-                "no_change_sync_seconds": round(noop_seconds, 3),
-                "no_change_embedded": unchanged.embedded,
-                "one_file_changed": {
-                    "needs_sync": stale,
-                    "seconds": round(update_seconds, 3),
-                    "updated": update.updated,
-                    "embedded": update.embedded,
-                    "goal_seconds": 2.0,
-                },
-            },
-            indent=2,
-        )
-    )
+    print_report({
+        "dataset": args.dataset.name,
+        "embedder": args.embedder,
+        "embedder_identity": embedder.identity,
+        "embedder_class": type(embedder).__name__,
+        "device": embedder.device,
+        "torch_threads": torch.get_num_threads(),
+        "files": args.files,
+        "documents": documents_written,
+        "passages": report.passages,
+        "model_load_seconds": round(load_seconds, 2),
+        "index_seconds": round(index_seconds, 2),
+        "indexer_passages_per_second": round(report.embedded / index_seconds, 1),
+        "raw_encode_seconds": round(raw_seconds, 2),
+        "raw_encode_passages_per_second": round(len(texts) / raw_seconds, 1),
+        "indexer_vs_raw": round((report.embedded / index_seconds) / (len(texts) / raw_seconds), 3),
+        "no_change_sync_seconds": round(noop_seconds, 3),
+        "no_change_embedded": unchanged.embedded,
+        "one_file_changed": {
+            "needs_sync": stale,
+            "seconds": round(update_seconds, 3),
+            "updated": update.updated,
+            "embedded": update.embedded,
+            "goal_seconds": 2.0,
+        },
+    })
 
 
 if __name__ == "__main__":

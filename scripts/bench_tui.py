@@ -5,7 +5,10 @@ The real app runs headless (Textual's test driver) with the real session and mod
 the repository's docs; the session's generator is wrapped to timestamp every token as
 the app's worker receives it, while the UI renders. Raw llama-cpp-python then generates
 the same number of tokens from the same messages. Runs alternate, medians are reported.
-Also: time from app start to its first frame. Goal: window >= 0.95x raw.
+Also: time from app start to its first frame, and from pressing Enter to the first token
+of iteration 1, with the chat model on half the cores (the old default) and on all of them
+(the default while nothing is indexing), alternating on the same loaded model (issue 18).
+Goals: window >= 0.95x raw; first token on all cores <= 0.6x half.
 Usage: scripts/bench_tui.py [--repeats 3] [--folder docs]
 """
 
@@ -13,14 +16,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import time
 from dataclasses import replace
 from pathlib import Path
 
+from bench_common import print_report
+
 from iterretgen_tui.commands.tui import make_session
 from iterretgen_tui.config import Settings
+from iterretgen_tui.engine.cores import half_the_cores
+from iterretgen_tui.engine.machine import usable_cores
 from iterretgen_tui.ui.app import ChatApp
 
 QUESTION = "What does the adaptive stop do?"
@@ -67,18 +73,25 @@ async def measure(recorder: Recorder, settings: Settings, folder: Path, repeats:
             await pilot.pause(0.1)
         recorder.wrap()
         generator = recorder.session.generator
-        for _ in range(repeats):
-            generator.reset()
-            app.query_one("#question").value = QUESTION
-            await pilot.press("enter")
-            await pilot.pause(0.5)
-            while app.current is None or not app.current.done:
-                await pilot.pause(0.05)
-            await pilot.pause(0.5)  # the final render finishes before raw runs block the loop
-            app_rates.append(rate(recorder.stamps))
-            tokens.append(len(recorder.stamps))
-            raw_rates.append(raw_rate(generator, recorder.messages, tokens[-1]))
-    return first_frame, app_rates, raw_rates, tokens, generator.n_threads
+        generator.cores = None  # the threads are set here, per answer
+        modes = {"half": half_the_cores(), "all": usable_cores()}
+        first_token = {mode: [] for mode in modes}
+        for n in range(repeats):
+            for mode in (list(modes) if n % 2 == 0 else list(modes)[::-1]):
+                generator.set_threads(modes[mode])
+                generator.reset()
+                app.query_one("#question").value = QUESTION
+                submitted = time.perf_counter()
+                await pilot.press("enter")
+                await pilot.pause(0.5)
+                while app.current is None or not app.current.done:
+                    await pilot.pause(0.05)
+                await pilot.pause(0.5)  # the final render finishes before raw runs block the loop
+                first_token[mode].append(recorder.stamps[0] - submitted)
+                app_rates.append(rate(recorder.stamps))
+                tokens.append(len(recorder.stamps))
+                raw_rates.append(raw_rate(generator, recorder.messages, tokens[-1]))
+    return first_frame, app_rates, raw_rates, tokens, modes, first_token
 
 
 def raw_rate(generator, messages, tokens: int) -> float:
@@ -96,18 +109,20 @@ def main() -> None:
     args = parser.parse_args()
     # One iteration, fixed length: the rate, not the method, is measured here.
     settings = replace(Settings(), device="cpu", iterations=1, adaptive=False, max_tokens=96)
-    first_frame, app_rates, raw_rates, tokens, threads = asyncio.run(
+    first_frame, app_rates, raw_rates, tokens, threads, first_token = asyncio.run(
         measure(Recorder(), settings, args.folder, args.repeats)
     )
     med = statistics.median
-    print(json.dumps({
+    print_report({
         "first_frame_s": round(first_frame, 3),
         "tokens_per_answer": tokens,
         "app_tokens_per_s": [round(r, 1) for r in app_rates],
         "raw_tokens_per_s": [round(r, 1) for r in raw_rates],
         "app_over_raw_median": round(med(app_rates) / med(raw_rates), 3),
         "threads": threads,
-    }, indent=2))
+        "first_token_of_iteration_1_s": {mode: [round(s, 3) for s in runs] for mode, runs in first_token.items()},
+        "first_token_all_over_half_median": round(med(first_token["all"]) / med(first_token["half"]), 3),
+    })
 
 
 if __name__ == "__main__":

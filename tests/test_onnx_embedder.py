@@ -12,7 +12,8 @@ from iterretgen_tui import config, models, paths
 from iterretgen_tui.engine.embedding import onnx_export, openvino_quantize
 from iterretgen_tui.engine.embedding.embedder import SentenceEmbedder
 from iterretgen_tui.engine.indexing.indexer import open_folder_index
-from iterretgen_tui.engine.embedding.onnx_embedder import AUTO_ONNX, OnnxEmbedder, resolve_backend
+from iterretgen_tui.engine.embedding.backends import fixed_backend
+from iterretgen_tui.engine.embedding.onnx_embedder import OnnxEmbedder
 from iterretgen_tui.session import Session
 
 pytestmark = pytest.mark.slow
@@ -133,16 +134,16 @@ def test_a_damaged_or_missing_export_is_made_again(minilm, tmp_path):
     assert onnx_export.cache_folder(copy, "fp32") != before  # an edited (re-adapted) model is exported anew
 
 
-def test_auto_runs_onnx_on_a_cpu_and_torch_for_models_it_cannot_reproduce(minilm, tmp_path):
-    assert resolve_backend("auto", "cpu", [minilm]) == AUTO_ONNX
-    assert resolve_backend("torch", "cpu", [minilm]) == "torch"
-    assert resolve_backend("onnx-int8", "cpu", [minilm]) == "onnx-int8"
+def test_auto_measures_on_a_cpu_and_takes_torch_for_models_it_cannot_reproduce(minilm, tmp_path):
+    assert fixed_backend("auto", "cpu", [minilm]) is None  # measured (tests/test_calibration.py)
+    assert fixed_backend("torch", "cpu", [minilm]) == "torch"
+    assert fixed_backend("onnx-int8", "cpu", [minilm]) == "onnx-int8"
     dense = shutil.copytree(minilm, tmp_path / "dense")
     modules = json.loads((dense / "modules.json").read_text())
     modules.append({"idx": 3, "name": "3", "path": "3_Dense", "type": "sentence_transformers.models.Dense"})
     (dense / "modules.json").write_text(json.dumps(modules))
     assert "Dense" in onnx_export.unsupported_reason(dense)
-    assert resolve_backend("auto", "cpu", [minilm, dense]) == "torch"
+    assert fixed_backend("auto", "cpu", [minilm, dense]) == "torch"
     with pytest.raises(onnx_export.UnsupportedModel):
         onnx_export.export(dense, tmp_path / "out", "fp32")
 

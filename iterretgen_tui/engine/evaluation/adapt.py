@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Protocol, Sequence
 import numpy as np
 
 from ..embedding.embedder import Embedder
-from ..loop.generator import half_the_cores
+from ..cores import half_the_cores
 from ..indexing.index import PassageIndex
 from ..loop.queries import form_query
 from ..passages import Passage

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -21,6 +22,7 @@ import numpy as np
 from ... import paths
 from .chunking import Chunk, ChunkOptions
 from .documents import MAX_BYTES, FileEntry, Skip, SkipFile, check_folder, content_hash, passages, read, read_by_ocr, scan
+from ..cores import CoreShare
 from ..embedding.embedder import Embedder
 from .index import FileRecord, FileUpdate, IndexMismatchError, NewPassage, PassageIndex
 from .ocr import OCR_MODES, OcrCancelled, OcrRun
@@ -106,17 +108,19 @@ def sync_folder(
     lock_timeout: float | None = None,
     on_wait: Callable[[str], None] | None = None,
     ocr: str = "auto",
+    cores: CoreShare | None = None,
 ) -> IndexReport:
     """Bring the index in step with the folder. Waits for another writer (``lock_timeout``
     None) or raises ``IndexLockedError``; ``on_wait`` hears once that it is waiting.
-    ``ocr`` "auto" reads scanned PDF pages and images by OCR, "off" leaves them out."""
+    ``ocr`` "auto" reads scanned PDF pages and images by OCR, "off" leaves them out.
+    ``cores`` hears that indexing runs, so a chat model beside it takes half the cores."""
     if ocr not in OCR_MODES:
         raise ValueError(f"ocr must be one of {', '.join(OCR_MODES)}, not {ocr!r}")
     root = check_folder(folder)
     _check(index, embedder)
     started = time.monotonic()
     report = IndexReport()
-    with index.lock(timeout=lock_timeout, cancel=cancel, on_wait=on_wait):
+    with index.lock(timeout=lock_timeout, cancel=cancel, on_wait=on_wait), _running(cores):
         signature = _signature(chunking)
         reprocess_all = index.meta("chunking") != signature
         # Another OCR mode (or an index from before OCR) re-reads PDFs and images only.
@@ -247,13 +251,14 @@ def sync_corpus(
     *,
     cancel: threading.Event | None = None,
     progress: ProgressCallback | None = None,
+    cores: CoreShare | None = None,
 ) -> IndexReport:
     """Index (doc_id, title, text) documents, one passage each; unchanged ones are kept."""
     _check(index, embedder)
     started = time.monotonic()
     report = IndexReport()
     docs = list(docs)
-    with index.lock(cancel=cancel):
+    with index.lock(cancel=cancel), _running(cores):
         reprocess_all = index.meta("chunking") != CORPUS_LAYOUT
         known = index.files()
         seen: set[str] = set()
@@ -291,6 +296,10 @@ def sync_corpus(
 
 
 # -- shared --------------------------------------------------------------------------------
+
+
+def _running(cores: CoreShare | None):
+    return cores.indexing() if cores is not None else nullcontext()
 
 
 def _check(index: PassageIndex, embedder: Embedder) -> None:

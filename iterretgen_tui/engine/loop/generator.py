@@ -3,10 +3,11 @@ cancellable between tokens, greedy by default (the paper decodes greedily)."""
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 from typing import Generator as Stream, Protocol, Sequence
+
+from ..cores import CoreShare
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": ...}
 
@@ -21,13 +22,6 @@ class Generator(Protocol):
     def stream(
         self, messages: Sequence[Message], *, max_tokens: int, cancel: threading.Event
     ) -> Stream[str, None, None]: ...
-
-
-def half_the_cores() -> int:
-    """The CPU threads one heavy job takes: spinning threads (llama.cpp's, torch's OpenMP)
-    collapse when they oversubscribe the cores, 10-100x slower here, far worse than
-    leaving half of them idle."""
-    return max(len(os.sched_getaffinity(0)) // 2, 1)
 
 
 def gpu_layers(device: str) -> int:
@@ -55,6 +49,7 @@ class LlamaGenerator:
         n_ctx: int = 4096,
         device: str = "auto",
         n_threads: int | None = None,
+        cores: CoreShare | None = None,
         seed: int = 0,
     ) -> None:
         from llama_cpp import Llama
@@ -65,10 +60,11 @@ class LlamaGenerator:
         self.identity = f"{self.path.name}:{stat.st_size}:{int(stat.st_mtime)}"
         self.n_gpu_layers = gpu_layers(device)
         self.device = "cuda" if self.n_gpu_layers else "cpu"
-        # Half the cores for decoding and for the prompt alike (llama-cpp-python gives the
-        # prompt all of them): llama.cpp's threads spin while they wait, so oversubscribed
-        # cores (the embedder, indexing, other programs) slowed decoding 50-100x here.
-        self.n_threads = n_threads or half_the_cores()
+        # The prompt and decoding take the same threads: all the cores while nothing else
+        # runs, half while ``cores`` says indexing does (engine/cores.py). ``n_threads``
+        # fixes the count instead (benchmarks).
+        self.cores = None if n_threads else (cores or CoreShare())
+        self.n_threads = n_threads or self.cores.llm_threads()
         self._llm = Llama(
             model_path=str(self.path),
             n_ctx=n_ctx,
@@ -87,6 +83,18 @@ class LlamaGenerator:
         with self._lock:
             self._llm.reset()
 
+    def set_threads(self, n: int) -> None:
+        """Threads for the prompt and decoding, on the live context: no reload."""
+        if n != self.n_threads:
+            import llama_cpp
+
+            llama_cpp.llama_set_n_threads(self._llm.ctx, n, n)
+            self.n_threads = n
+
+    def _follow_cores(self) -> None:
+        if self.cores is not None and not self.n_gpu_layers:
+            self.set_threads(self.cores.llm_threads())
+
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
@@ -94,6 +102,7 @@ class LlamaGenerator:
         self, messages: Sequence[Message], *, max_tokens: int, cancel: threading.Event
     ) -> Stream[str, None, None]:
         with self._lock:
+            self._follow_cores()
             chunks = self._llm.create_chat_completion(
                 messages=list(messages),
                 max_tokens=max_tokens,
@@ -106,6 +115,7 @@ class LlamaGenerator:
                 for chunk in chunks:
                     if cancel.is_set():
                         break
+                    self._follow_cores()  # indexing may start or end mid-answer
                     text = chunk["choices"][0]["delta"].get("content")
                     if text:
                         yield text
