@@ -57,7 +57,7 @@ def resolve_device(device: str) -> str:
 
     if device == "cuda" and not torch.cuda.is_available():
         raise DeviceUnavailable(
-            "--device cuda: torch was built without CUDA or sees no GPU: the embedder cannot start on the GPU "
+            "--device cuda: torch was built without CUDA or has no usable CUDA device: the embedder cannot start on the GPU "
             "(install a CUDA build of torch)"
         )
     return "cuda" if torch.cuda.is_available() else "cpu"
