@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from . import models
 from .config import Settings
@@ -113,5 +113,19 @@ class Session:
             "embedder": getattr(self.embedder, "name", self.settings.embedder),
             "device": getattr(self.generator, "device", self.settings.device),
             "passages": len(self.index) if self.index is not None else 0,
+            "files": self.index.file_count() if self.index is not None else 0,
             "folder": str(self.folder) if self.folder else "",
         }
+
+    # The TUI's welcome and stale-source marks (engine/indexing/examples.py, staleness.py).
+
+    def examples(self, n: int = 3) -> list[str]:
+        from .engine.indexing.examples import example_questions
+
+        return example_questions(self.index.headings(), n) if self.index is not None else []
+
+    def stale_sources(self, sources: Iterable[str]) -> dict[str, str]:
+        from .engine.indexing.staleness import stale_sources
+
+        sources = list(sources)
+        return stale_sources(self.index.file_records(sources), sources) if self.index is not None else {}

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from ..cli import UserError, add_loop_flags, add_model_flags, settings_from
 from ..engine.loop.events import DraftDone, FinalAnswer, IterationStarted, PassagesRetrieved, Token
+from ..engine.loop import provenance
+from ..engine.loop.provenance import Origin
 from ..engine.passages import Passage
 from ..engine.loop.prompts import QuestionTooLong
 
@@ -39,8 +41,8 @@ def check_folder(folder: Path) -> Path:
     return folder.resolve()
 
 
-def passage_json(p: Passage) -> dict:
-    return {
+def passage_json(p: Passage, origin: Origin | None = None) -> dict:
+    row = {
         "source": p.source,
         "location": p.location,
         "title": p.title,
@@ -48,6 +50,17 @@ def passage_json(p: Passage) -> dict:
         "score": round(p.score, 6),
         "text": p.text,
     }
+    if origin is not None:  # why the passage is in this iteration, as the TUI's panes mark it
+        row.update(origin=origin.kind, found_by=list(origin.searches), first_iteration=origin.first_t)
+    return row
+
+
+def iteration_passages(final: FinalAnswer) -> list[list[dict]]:
+    """Each iteration's passages, each with its origin (new, again or carried)."""
+    return [
+        [passage_json(p, origin) for p, origin in zip(it.passages, marks or (None,) * len(it.passages))]
+        for it, marks in zip(final.iterations, provenance.trace_origins(final.iterations))
+    ]
 
 
 def answer_json(final: FinalAnswer, seconds: float) -> dict:
@@ -60,14 +73,14 @@ def answer_json(final: FinalAnswer, seconds: float) -> dict:
             {
                 "t": it.t,
                 "query": it.query,
-                "passages": [passage_json(p) for p in it.passages],
+                "passages": passages,
                 "draft": it.draft,
                 "answer": it.answer,
                 "seconds": round(it.seconds, 3),
                 "prompt_tokens": it.prompt_tokens,
                 "trimmed": it.trimmed,
             }
-            for it in final.iterations
+            for it, passages in zip(final.iterations, iteration_passages(final))
         ],
         "seconds": round(seconds, 3),
     }

@@ -27,6 +27,7 @@ from .events import (
     StopReason,
     Token,
 )
+from . import provenance
 from .generator import Generator
 from ..passages import Passage
 from .prompts import answer_complete, build_prompt, extract_answer
@@ -108,10 +109,18 @@ def retrieve_with_draft(
 
 def merge_searches(named: dict[str, str], retriever: PassageRetriever, k: int, mode: str) -> list[Passage]:
     """Run ``searches``' texts and merge their rankings as ``mode`` does."""
-    texts = list(named.values())
-    if mode == "fusion":
-        return fuse(retriever.retrieve_many(texts, max(k, FUSION_DEPTH)), k)
-    return interleave(retriever.retrieve_many(texts, k), k)
+    return merge_rankings(rank_searches(named, retriever, k, mode), k, mode)
+
+
+def rank_searches(named: dict[str, str], retriever: PassageRetriever, k: int, mode: str) -> dict[str, list[Passage]]:
+    """Each named search's ranking, as deep as ``mode`` merges them."""
+    depth = max(k, FUSION_DEPTH) if mode == "fusion" else k
+    return dict(zip(named, retriever.retrieve_many(list(named.values()), depth)))
+
+
+def merge_rankings(rankings: dict[str, list[Passage]], k: int, mode: str) -> list[Passage]:
+    lists = list(rankings.values())
+    return fuse(lists, k) if mode == "fusion" else interleave(lists, k)
 
 
 def answers_converge(previous: str, current: str) -> bool:
@@ -167,15 +176,17 @@ def run(
         if previous is None:
             query, searched = question, ("the question",)
             yield QueryFormed(t, query, searched)
-            retrieved = retriever.retrieve(query, top_k)
+            rankings = {"the question": retriever.retrieve(query, top_k)}
         else:
             query = form_query(question, (draft_for_query or (lambda d: d))(previous.draft))
             lead = previous.passages[0] if previous.passages else None
             named = searches(question, query, query_mode, lead)
             searched = tuple(named)
             yield QueryFormed(t, query, searched)
-            retrieved = merge_searches(named, retriever, top_k, query_mode)
-        yield PassagesRetrieved(t, tuple(retrieved))
+            rankings = rank_searches(named, retriever, top_k, query_mode)
+        retrieved = merge_rankings(rankings, top_k, query_mode)
+        found = dict(zip((p.id for p in retrieved), provenance.found_by(retrieved, rankings, top_k)))  # why each is there
+        yield PassagesRetrieved(t, tuple(retrieved), tuple(found.values()))
         if adaptive and previous and no_new_passages(retrieved, previous.passages):
             reason = StopReason.SAME_PASSAGES
             break
@@ -209,6 +220,7 @@ def run(
             seconds=time.perf_counter() - started,
             prompt_tokens=prompt.tokens,
             trimmed=bool(prompt.dropped or prompt.truncated),
+            found_by=tuple(found.get(p.id, ()) for p in prompt.passages),  # () : carried forward
         )
         traces.append(trace)
         yield DraftDone(t, trace)

@@ -49,7 +49,7 @@ class SettingsScreen(ModalScreen[Settings | None]):
                 yield Input(s.query_encoder, id="query_encoder")
                 yield Label("Device")
                 yield Select([(d, d) for d in DEVICES], value=s.device, allow_blank=False, id="device")
-            yield Label("Model changes apply the next time iterretgen-chat starts.", classes="hint")
+            yield Label("Model changes load in the background (a new embedder indexes the folder again); F5 lists the models.", classes="hint")
             with Horizontal(classes="buttons"):
                 yield Button("Save", variant="primary", id="save")
                 yield Button("Cancel", id="cancel")

@@ -1,0 +1,59 @@
+"""Example questions for a folder, drawn from its own headings (the passages' titles).
+
+The sections with the most passages are what a folder is most about; one question per
+file, so the examples show the breadth of the folder rather than one long document.
+A title is "Document › Heading" (chunking.py) or the document's title alone.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Sequence
+
+SEPARATOR = " › "
+QUESTION_WORDS = ("how", "what", "why", "when", "where", "which", "who", "can", "does", "do", "is", "are", "should")
+MAX_WORDS = 8  # longer headings read as sentences, not topics
+
+
+def question_for(title: str) -> str:
+    """A question a heading invites: itself when it is one, else about the topic it names."""
+    document, _, heading = title.rpartition(SEPARATOR)
+    heading = heading.strip().rstrip(":.")
+    if heading.endswith("?"):
+        return heading
+    if heading.split()[0].lower() in QUESTION_WORDS:
+        return f"{heading}?"
+    topic = heading if _proper(heading) else heading[0].lower() + heading[1:]
+    if document:
+        return f"What does {document.split(SEPARATOR)[0]} say about {topic}?"
+    return f"What do the documents say about {heading}?"
+
+
+def example_questions(headings: Sequence[tuple[str, str, int]], n: int = 3) -> list[str]:
+    """Up to ``n`` questions from (title, source, passages) rows, most passages first."""
+    questions: list[str] = []
+    files: set[str] = set()
+    for title, source, _count in headings:
+        if source in files or not _topic(title, source):
+            continue
+        question = question_for(title)
+        if question not in questions:
+            questions.append(question)
+            files.add(source)
+        if len(questions) == n:
+            break
+    return questions
+
+
+def _topic(title: str, source: str) -> bool:
+    """A heading worth asking about: a few words, not the file name the indexer falls back to."""
+    heading = title.rpartition(SEPARATOR)[2].strip()
+    words = heading.split()
+    return bool(words) and len(words) <= MAX_WORDS and heading != Path(source).name and re.search(r"[A-Za-z]{3}", heading) is not None
+
+
+def _proper(text: str) -> bool:
+    """Starts with an acronym or a name with inner capitals (keep its case): "GPU setup", "FAISS", "iOS"."""
+    first = text.split()[0]
+    return any(c.isupper() for c in first[1:]) or any(c.isdigit() for c in first)
