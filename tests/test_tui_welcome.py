@@ -96,15 +96,6 @@ async def test_selecting_an_example_asks_it_and_a_new_chat_brings_the_welcome_ba
         assert "5 passages indexed" in welcome_text(app) and len(examples(app)) == 3
 
 
-@pilot_test
-async def test_a_failed_start_says_so_in_the_welcome(tmp_path):
-    app, _ = make_app(tmp_path, DEMO, load_error=models.ModelError("model file not found: /nowhere/x.gguf"))
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, app.ready.is_set)
-        await pilot.pause(0.1)
-        assert "cannot answer: model file not found" in welcome_text(app)
-
-
 # Why each passage is there.
 
 
@@ -129,9 +120,9 @@ async def test_each_pane_marks_new_found_again_and_carried_passages_with_their_s
 # Stale sources.
 
 
-def real_corpus(tmp_path) -> list[Passage]:
+def real_corpus(tmp_path, name: str = "docs") -> list[Passage]:
     """The fake corpus, its sources real files, so they can change after indexing."""
-    docs = tmp_path / "docs"
+    docs = tmp_path / name
     docs.mkdir()
     corpus = []
     for p in CORPUS:
@@ -212,6 +203,7 @@ class FakePull:
 
 
 def models_app(tmp_path, pull=None, settings=DEMO, **kwargs):
+    """The app with a fake pull and fixed devices for its models screen."""
     app, sessions = make_app(tmp_path, settings, **kwargs)
     app.models_screen_options = {"pull": pull or FakePull(), "devices": lambda device: DEVICES}
     return app, sessions

@@ -116,16 +116,28 @@ class IterationPane(Vertical):
         self.post_message(self.PassageChosen(passage, self.origin(i), self.stale.get(passage.source, "")))
 
 
+PANES_HINT = (
+    "Each iteration of the answer appears here as it happens: the query it searched with, "
+    "the passages it found (marked new, again or kept, with the search that found them) "
+    "and the draft the model writes from them."
+)
+
+
 class IterationPanes(VerticalScroll):
-    """Holds the panes of the answer being shown (the running one, or a past one)."""
+    """Holds the panes of the answer being shown (the running one, or a past one); says
+    what they will show while there are none."""
 
     shown: FinalAnswer | None = None  # the finished answer on show, if any
+
+    def on_mount(self) -> None:
+        self.mount(Static(PANES_HINT, classes="panes-hint"))
 
     async def reset(self) -> None:
         self.shown = None
         for pane in self.query(IterationPane):
             await pane.stop()
         await self.remove_children()
+        await self.mount(Static(PANES_HINT, classes="panes-hint"))
 
     def origins(self, t: int, passages, found_by) -> tuple[Origin, ...]:
         """Iteration ``t``'s marks, against the passages the panes before it read."""
@@ -133,6 +145,7 @@ class IterationPanes(VerticalScroll):
         return provenance.origins(t, passages, found_by, earlier)
 
     async def start(self, t: int) -> IterationPane:
+        await self.query(".panes-hint").remove()
         pane = IterationPane(t)
         await self.mount(pane)
         # The new iteration is the one to watch (once laid out, so its place is known).

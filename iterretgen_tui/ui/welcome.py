@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -34,32 +34,37 @@ class Overview:
     error: str = ""  # why questions cannot be answered
 
 
-def folder_line(o: Overview) -> Text:
-    line = Text.assemble(("Folder  ", "bold"), (o.folder, "underline"))
+def folder_text(o: Overview) -> Text:
+    line = Text(o.folder, style="underline")
     if o.error:
-        line.append(f"\n        cannot answer: {o.error}", style="bold red")
+        line.append(f"\ncannot answer: {o.error}", style="bold red")
     elif o.progress is not None:
         p = o.progress
-        line.append(f"\n        indexing… {p.files_done}/{p.files_total} files read, {p.passages_done} passages so far")
+        line.append(f"\nindexing… {p.files_done}/{p.files_total} files read, {p.passages_done} passages so far")
     elif o.info:
         files, passages = o.info.get("files", 0), o.info.get("passages", 0)
-        line.append(f"\n        {files} {'file' if files == 1 else 'files'} · {passages} passages indexed")
+        line.append(f"\n{files} {'file' if files == 1 else 'files'} · {passages} passages indexed")
     else:
-        line.append("\n        checking the index…", style="italic")
+        line.append("\nchecking the index…", style="italic")
     return line
 
 
-def models_line(o: Overview) -> Text:
-    line = Text.assemble(("Models  ", "bold"), f"chat {o.llm} · retrieval {o.embedder}")
+def models_text(o: Overview) -> Text:
+    line = Text(f"chat {o.llm} · retrieval {o.embedder}")
     if o.info.get("device"):
         line.append(f" · on {o.info['device']}")
     if o.llm == EMBEDDED_LLM:
         line.append(
-            "\n        SmolLM2-135M is the 135M-parameter demo model that ships with the app: fast, "
+            "\nSmolLM2-135M is the 135M-parameter demo model that ships with the app: fast, "
             "but its answers are weak. Press F5 to get a better one.",
             style="bold yellow",
         )
     return line
+
+
+def row(label: str, value: Static) -> Horizontal:
+    """A label with its value beside it; the value wraps under itself, not under the label."""
+    return Horizontal(Static(label, classes="label"), value, classes="welcome-row")
 
 
 class Welcome(Vertical):
@@ -73,19 +78,19 @@ class Welcome(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("Ask about the documents in your folder", classes="welcome-title")
-        yield Static(classes="welcome-folder")
-        yield Static(classes="welcome-models")
+        yield row("Folder", Static(classes="welcome-folder"))
+        yield row("Models", Static(classes="welcome-models"))
         yield Static("Try asking (select one, or type your own below):", classes="welcome-try")
         yield OptionList(classes="welcome-examples")
-        yield Static(Text.assemble(("Keys  ", "bold"), KEYS), classes="welcome-keys")
+        yield row("Keys", Static(KEYS, classes="welcome-keys"))
 
     def on_mount(self) -> None:
         self.show(self.overview)
 
     def show(self, overview: Overview) -> None:
         self.overview = overview
-        self.query_one(".welcome-folder", Static).update(folder_line(overview))
-        self.query_one(".welcome-models", Static).update(models_line(overview))
+        self.query_one(".welcome-folder", Static).update(folder_text(overview))
+        self.query_one(".welcome-models", Static).update(models_text(overview))
         examples = self.query_one(".welcome-examples", OptionList)
         if [str(o.prompt) for o in examples.options] != list(overview.examples):
             examples.clear_options()

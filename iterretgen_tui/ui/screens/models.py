@@ -124,7 +124,7 @@ class ModelsScreen(ModalScreen[Settings | None]):
             yield Static("checking whether the hub can be reached…", id="hub-line", markup=False)
             yield DataTable(id="model-table", cursor_type="row", zebra_stripes=True)
             yield Static("", id="pull-status", markup=False)
-            yield ProgressBar(id="pull-progress", show_eta=True)
+            yield ProgressBar(id="pull-progress", show_eta=False)  # the status line says the bytes
             yield Static(f"{HINT}\nPulled models are kept in {paths.models_dir()}", classes="hint", markup=False)
         yield Footer()
 
