@@ -73,7 +73,9 @@ class Session:
         if self.embedder is None:
             raise RuntimeError("load_models() first")
         folder = Path(folder).expanduser().resolve()
-        index = open_folder_index(folder, self.embedder)
+        # Re-indexing the same folder keeps its open index: an answer may be searching it.
+        same = self.index is not None and self.folder == folder
+        index = self.index if same else open_folder_index(folder, self.embedder)
         report = sync_folder(
             folder,
             index,

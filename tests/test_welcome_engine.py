@@ -18,6 +18,8 @@ def test_a_heading_becomes_a_question():
     assert question_for("FAQ › How do I pull a model") == "How do I pull a model?"
     assert question_for("FAQ › Why is it slow?") == "Why is it slow?"
     assert question_for("Gustave Eiffel") == "What do the documents say about Gustave Eiffel?"
+    assert question_for("The chat window › What you see") == "What does The chat window say about what you see?"
+    assert question_for("Does iterating pay off? Measured › End to end") == "What do the documents say about end to end?"
 
 
 def test_examples_take_the_biggest_sections_one_per_file_and_skip_file_names():
@@ -68,3 +70,27 @@ def test_a_source_edited_or_deleted_since_indexing_is_stale(tmp_path):
     os.chmod(kept, 0o600)  # a chmod moves ctime only: the text is what was indexed
     sources = [str(kept), str(edited), str(deleted), "dataset-doc-17"]
     assert stale_sources(records, sources) == {str(edited): CHANGED, str(deleted): DELETED}
+
+
+def test_the_session_gives_examples_and_stale_sources_and_reindexing_keeps_its_index(tmp_path):
+    from iterretgen_tui.config import Settings
+    from iterretgen_tui.session import Session
+
+    from .fakes import HashEmbedder
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Guide\n\n## Installing\n\nRun make install first.\n")
+    (docs / "notes.md").write_text("# Notes\n\n## Results\n\nThe tower is 330 metres tall.\n")
+    session = Session(Settings())
+    session.embedder = HashEmbedder()
+    session.open_folder(docs)
+    index = session.index
+    assert session.info()["files"] == 2
+    assert sorted(session.examples()) == ["What does Guide say about installing?", "What does Notes say about results?"]
+    guide = str((docs / "guide.md").resolve())
+    (docs / "guide.md").write_text("# Guide\n\n## Installing\n\nRun make run instead.\n")
+    assert session.stale_sources([guide, str((docs / "notes.md").resolve())]) == {guide: CHANGED}
+    session.open_folder(docs)  # re-index: an answer may be searching the open index meanwhile
+    assert session.index is index and len(index) > 0
+    assert session.stale_sources([guide]) == {}

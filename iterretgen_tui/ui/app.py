@@ -119,8 +119,7 @@ class ChatApp(App):
         self.session: SessionLike | None = None
         self.ready = threading.Event()  # set once preparing has finished, well or not
         self.unavailable = ""  # why questions cannot be answered, when preparing failed
-        self.shutdown = threading.Event()  # stops indexing when the app quits
-        self.stop_preparing = threading.Event()  # stops the preparing under way, when replaced
+        self.stop_preparing = threading.Event()  # stops the preparing under way: replaced, or the app quits
         self.overview = Overview(str(folder), settings.llm, settings.embedder)
         self.models_screen_options: dict = {}  # ModelsScreen's pull, devices, unreachable: tests pass fakes
         self.current: Run | None = None
@@ -153,7 +152,6 @@ class ChatApp(App):
 
     def on_unmount(self) -> None:
         sys.setswitchinterval(self.switch_interval)
-        self.shutdown.set()
         self.stop_preparing.set()
         if self.current is not None:
             self.current.cancel.set()
@@ -207,6 +205,7 @@ class ChatApp(App):
         if self.closing():
             return
         self.status.set_activity(message.text)
+        self.show_overview(activity=message.text)
 
     def on_index_progressed(self, message: IndexProgressed) -> None:
         if self.closing():

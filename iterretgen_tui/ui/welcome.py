@@ -32,6 +32,7 @@ class Overview:
     examples: tuple[str, ...] = ()
     progress: IndexProgress | None = None  # while indexing
     error: str = ""  # why questions cannot be answered
+    activity: str = ""  # what preparing does now (loading a model, an export), before indexing
 
 
 def folder_text(o: Overview) -> Text:
@@ -45,7 +46,7 @@ def folder_text(o: Overview) -> Text:
         files, passages = o.info.get("files", 0), o.info.get("passages", 0)
         line.append(f"\n{files} {'file' if files == 1 else 'files'} · {passages} passages indexed")
     else:
-        line.append("\nchecking the index…", style="italic")
+        line.append(f"\n{o.activity or 'starting…'}", style="italic")
     return line
 
 

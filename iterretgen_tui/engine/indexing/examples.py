@@ -12,29 +12,36 @@ from pathlib import Path
 from typing import Sequence
 
 SEPARATOR = " › "
-QUESTION_WORDS = ("how", "what", "why", "when", "where", "which", "who", "can", "does", "do", "is", "are", "should")
+WH_WORDS = {"how", "what", "why", "when", "where", "which", "who"}
+AUXILIARIES = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "should", "will", "would", "to"}
 MAX_WORDS = 8  # longer headings read as sentences, not topics
+MAX_NAME_WORDS = 4  # a document title longer than this is a sentence, not a name to ask about
 
 
 def question_for(title: str) -> str:
-    """A question a heading invites: itself when it is one, else about the topic it names."""
+    """A question a heading invites: itself when it is one ("How do I …", "Why is …"),
+    else one about the topic it names ("What you see" names a topic, not a question)."""
     document, _, heading = title.rpartition(SEPARATOR)
     heading = heading.strip().rstrip(":.")
     if heading.endswith("?"):
         return heading
-    if heading.split()[0].lower() in QUESTION_WORDS:
+    words = heading.lower().split()
+    if (words[0] in WH_WORDS and len(words) > 1 and words[1] in AUXILIARIES) or words[0] in AUXILIARIES - {"to"}:
         return f"{heading}?"
     topic = heading if _proper(heading) else heading[0].lower() + heading[1:]
-    if document:
-        return f"What does {document.split(SEPARATOR)[0]} say about {topic}?"
-    return f"What do the documents say about {heading}?"
+    name = document.split(SEPARATOR)[0]
+    if name and len(name.split()) <= MAX_NAME_WORDS and "?" not in name:
+        return f"What does {name} say about {topic}?"
+    return f"What do the documents say about {topic if document else heading}?"
 
 
 def example_questions(headings: Sequence[tuple[str, str, int]], n: int = 3) -> list[str]:
     """Up to ``n`` questions from (title, source, passages) rows, most passages first."""
     questions: list[str] = []
     files: set[str] = set()
-    for title, source, _count in headings:
+    # On a tie a section beats its document's bare title (often a lone "# Title" line).
+    ranked = sorted(headings, key=lambda row: (-row[2], SEPARATOR not in row[0]))
+    for title, source, _count in ranked:
         if source in files or not _topic(title, source):
             continue
         question = question_for(title)
