@@ -35,6 +35,24 @@ DevicesFunction = Callable[[str], dict]  # models.devices.describe_devices
 HINT = "Enter: switch to the selected model, or pull it · Esc: stop a pull, or close"
 
 
+def pull_model(name: str, *, tqdm_class) -> object:
+    from ...models.pull import pull  # huggingface_hub: imported when a pull starts
+
+    return pull(name, tqdm_class=tqdm_class)
+
+
+def describe_devices(device: str) -> dict:
+    from ...models.devices import describe_devices  # imports torch and llama.cpp
+
+    return describe_devices(device)
+
+
+def hub_unreachable() -> str:
+    from ...models.hub import unreachable
+
+    return unreachable()
+
+
 @dataclass
 class Row:
     name: str
@@ -110,9 +128,9 @@ class ModelsScreen(ModalScreen[Settings | None]):
     ) -> None:
         super().__init__()
         self.settings = settings
-        self.pull = pull
-        self.devices = devices
-        self.unreachable = unreachable
+        self.pull = pull or pull_model
+        self.devices = devices or describe_devices
+        self.unreachable = unreachable or hub_unreachable
         self.where: dict = {}
         self.rows: list[Row] = []
         self.pulling: str = ""
@@ -142,11 +160,8 @@ class ModelsScreen(ModalScreen[Settings | None]):
     def look_up(self) -> None:
         """The hub check may wait seconds for a timeout, and device detection imports
         torch and llama.cpp: neither on the UI thread."""
-        from ...models.devices import describe_devices
-        from ...models.hub import unreachable
-
-        self.post_message(Found(hub=(self.unreachable or unreachable)()))
-        self.post_message(Found(devices=(self.devices or describe_devices)(self.settings.device)))
+        self.post_message(Found(hub=self.unreachable()))
+        self.post_message(Found(devices=self.devices(self.settings.device)))
 
     def on_found(self, message: Found) -> None:
         if message.hub is not None:
@@ -213,11 +228,7 @@ class ModelsScreen(ModalScreen[Settings | None]):
             self.post_message(PullProgressed(file, done, total))
 
         try:
-            if self.pull is None:
-                from ...models.pull import pull
-            else:
-                pull = self.pull
-            pull(name, tqdm_class=reporting_bar(report, stop))
+            self.pull(name, tqdm_class=reporting_bar(report, stop))
         except PullCancelled:
             self.post_message(PullFinished(name, cancelled=True))
         except models.ModelError as exc:
