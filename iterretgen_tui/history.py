@@ -132,14 +132,17 @@ class History:
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
 
 
-def sources_markdown(sources: tuple[Passage, ...]) -> str:
-    """Numbered sources, [1] first, as the model saw them: title, file and page/line."""
+def sources_markdown(sources: tuple[Passage, ...], stale: dict[str, str] | None = None) -> str:
+    """Numbered sources, [1] first, as the model saw them: title, file and page/line;
+    ``stale`` (source path -> why) marks files changed or deleted since indexing."""
+    stale = stale or {}
     return "\n".join(
-        f"- **[{n}]** {_escape(p.title)} — `{p.citation}`" for n, p in enumerate(sources, 1)
+        f"- **[{n}]** {_escape(p.title)} — `{p.citation}`" + (f" — ⚠ **file {stale[p.source]}**" if p.source in stale else "")
+        for n, p in enumerate(sources, 1)
     )
 
 
-def answer_markdown(final: FinalAnswer) -> str:
+def answer_markdown(final: FinalAnswer, stale: dict[str, str] | None = None) -> str:
     """The answer as shown in the chat and in exports: the short answer, the reasoning
     that led to it, and the numbered sources it was generated from."""
     parts = []
@@ -148,7 +151,9 @@ def answer_markdown(final: FinalAnswer) -> str:
     if final.draft.strip() and final.draft.strip() != final.answer:
         parts.append(close_fences(final.draft.strip()))
     if final.sources:
-        parts.append("**Sources**\n\n" + sources_markdown(final.sources))
+        parts.append("**Sources**\n\n" + sources_markdown(final.sources, stale))
+        if stale and not stale.keys().isdisjoint(p.source for p in final.sources):
+            parts.append("_A source changed since it was indexed: Ctrl+R re-indexes the folder._")
     return "\n\n".join(parts) or "_No answer._"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from . import models
 from .config import Settings
@@ -78,7 +78,9 @@ class Session:
         if self.embedder is None:
             raise RuntimeError("load_models() first")
         folder = Path(folder).expanduser().resolve()
-        index = open_folder_index(folder, self.embedder)
+        # Re-indexing the same folder keeps its open index: an answer may be searching it.
+        same = self.index is not None and self.folder == folder
+        index = self.index if same else open_folder_index(folder, self.embedder)
         report = sync_folder(
             folder,
             index,
@@ -114,6 +116,20 @@ class Session:
             "embed_backend": getattr(self.embedder, "backend", ""),
             "device": getattr(self.generator, "device", self.settings.device),
             "passages": len(self.index) if self.index is not None else 0,
+            "files": self.index.file_count() if self.index is not None else 0,
             "folder": str(self.folder) if self.folder else "",
             "llm_note": self.reader_note,
         }
+
+    # The TUI's welcome and stale-source marks (engine/indexing/examples.py, staleness.py).
+
+    def examples(self, n: int = 3) -> list[str]:
+        from .engine.indexing.examples import example_questions
+
+        return example_questions(self.index.headings(), n) if self.index is not None else []
+
+    def stale_sources(self, sources: Iterable[str]) -> dict[str, str]:
+        from .engine.indexing.staleness import stale_sources
+
+        sources = list(sources)
+        return stale_sources(self.index.file_records(sources), sources) if self.index is not None else {}

@@ -17,4 +17,4 @@ def test_engine_never_imports_textual():
                 names = [node.module]
             offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] == "textual"]
     assert offenders == []
-    assert len(list(ENGINE.rglob("*.py"))) >= 8
+    assert len(list(ENGINE.rglob("*.py"))) >= 8  # the engine lives in subpackages

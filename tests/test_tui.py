@@ -170,6 +170,7 @@ async def test_a_missing_model_is_a_notification_not_a_crash(tmp_path):
         await wait_for(pilot, app.ready.is_set)
         await pilot.pause(0.1)
         assert "cannot answer: model file not found" in status_text(app)
+        assert "cannot answer: model file not found" in str(app.query_one(".welcome-folder", Static).render())
         assert any("model file not found" in n.message for n in app._notifications)
         await ask_and_wait(pilot)
         assert "**Could not answer:** cannot answer: model file not found" in answers(app)[-1].source

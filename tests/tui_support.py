@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import Callable
 
 from iterretgen_tui.config import Settings
+from iterretgen_tui.engine.indexing.index import FileRecord
 from iterretgen_tui.engine.indexing.indexer import IndexProgress, IndexReport
 from iterretgen_tui.engine.loop.options import LoopOptions
 from iterretgen_tui.engine.passages import Passage
@@ -35,8 +38,35 @@ DRAFTS = [
 
 
 class MemoryIndex(ListIndex):
+    """The fake corpus, with the file records the real index keeps (``records``: for
+    sources that are real files, so the stale-source marks can be tested)."""
+
+    def __init__(self, embedder, passages, records: dict[str, FileRecord] | None = None) -> None:
+        super().__init__(embedder, passages)
+        self.records = records or {}
+
     def __len__(self) -> int:
         return len(self.passages)
+
+    def file_count(self) -> int:
+        return len({p.source for p in self.passages})
+
+    def headings(self, limit: int = 200) -> list[tuple[str, str, int]]:
+        counts = Counter((p.title, p.source) for p in self.passages)  # most_common keeps first-seen order on ties
+        return [(title, source, n) for (title, source), n in counts.most_common(limit)]
+
+    def file_records(self, paths) -> dict[str, FileRecord]:
+        return {path: self.records[path] for path in paths if path in self.records}
+
+
+def records_of(corpus) -> dict[str, FileRecord]:
+    """File records as indexing would write them now, for sources that are files on disk."""
+    records = {}
+    for source in {p.source for p in corpus}:
+        if os.path.isfile(source):
+            st = os.stat(source)
+            records[source] = FileRecord(source, st.st_size, st.st_mtime_ns, st.st_ctime_ns, "hash")
+    return records
 
 
 class HeldGenerator(ScriptedGenerator):
@@ -71,12 +101,15 @@ class FakeSession(Session):
         corpus: list[Passage] = CORPUS,
         loaded: threading.Event | None = None,
         load_error: Exception | None = None,
+        hold_index: threading.Event | None = None,
     ) -> None:
         super().__init__(settings)
         self.fake_generator = generator or HeldGenerator(DRAFTS)
         self.corpus = corpus
         self.loaded = loaded
         self.load_error = load_error
+        self.hold_index = hold_index  # indexing pauses after its first progress until set
+        self.indexed = 0  # how many times the folder was indexed
         self.asked: list[tuple[str, LoopOptions]] = []
 
     def load_models(self, status: Callable[[str], None] = lambda text: None) -> None:
@@ -92,8 +125,11 @@ class FakeSession(Session):
     def open_folder(self, folder: Path, *, progress=None, cancel=None, on_wait=None):
         if progress is not None:
             progress(IndexProgress(1, 2, 3, 10.0, 0.2, "docs/eiffel.md"))
+        if self.hold_index is not None:
+            self.hold_index.wait(10)
+        self.indexed += 1
         self.folder = Path(folder)
-        self.index = MemoryIndex(self.embedder, self.corpus)
+        self.index = MemoryIndex(self.embedder, self.corpus, records_of(self.corpus))
         self.retriever = Retriever(self.embedder, self.index)
         return IndexReport(indexed=len(self.corpus), passages=len(self.corpus))
 

@@ -9,6 +9,7 @@ from dataclasses import asdict
 
 from ..models import catalogue
 from .. import models
+from ..models import human
 from ..cli import add_model_flags, settings_from
 
 
@@ -31,16 +32,6 @@ def execute(args: argparse.Namespace) -> int:
     if args.action == "prepare":
         return _prepare(args)
     return _list(args)
-
-
-def human(size: int | None) -> str:
-    if size is None:
-        return "missing"
-    for unit in ("B", "KB", "MB"):
-        if size < 1000:
-            return f"{size:.0f} {unit}"
-        size /= 1000
-    return f"{size:.1f} GB"
 
 
 def _pull(name: str) -> int:
@@ -110,8 +101,7 @@ def _list(args: argparse.Namespace) -> int:
     configured = {"llm": settings.llm, "embedder": settings.embedder, "query_encoder": settings.query_encoder}
     in_use = {value for value in configured.values() if value}
     found = models.installed(configured)
-    have = {item.name for item in found}
-    available = [e for e in catalogue.load().values() if e.name not in have and not e.embedded]
+    available = models.available(found)
     devices = describe_devices(settings.device)
     backend = _embed_backend(settings)
     if args.json:

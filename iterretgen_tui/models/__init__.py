@@ -226,3 +226,19 @@ def installed(configured: dict[str, str]) -> list[Installed]:
         kind = "llm" if role == "llm" else "embedder"
         found.append(Installed(value, kind, "local", str(path), disk_size(path) if path.exists() else None))
     return found
+
+
+def available(found: list[Installed]) -> list[Entry]:
+    """The catalogue's pullable models that are not installed yet."""
+    have = {item.name for item in found}
+    return [e for e in catalogue.load().values() if e.name not in have and not e.embedded]
+
+
+def human(size: int | None) -> str:
+    if size is None:
+        return "missing"
+    for unit in ("B", "KB", "MB"):
+        if size < 1000:
+            return f"{size:.0f} {unit}"
+        size /= 1000
+    return f"{size:.1f} GB"

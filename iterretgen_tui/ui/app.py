@@ -23,6 +23,7 @@ from typing import Callable, Iterable
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
@@ -50,9 +51,11 @@ from .messages import Activity, FeedReady, IndexProgressed, Prepared
 from .screens.export import ExportScreen
 from .screens.help import HelpScreen
 from .screens.history import HistoryScreen
+from .screens.models import ModelsScreen
 from .screens.passage import PassageScreen
 from .screens.settings import SettingsScreen
 from .status import StatusLine
+from .welcome import Overview, Welcome
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +101,8 @@ class ChatApp(App):
         Binding("f2", "settings", "Settings"),
         Binding("f3", "history", "History"),
         Binding("f4", "export", "Export"),
+        Binding("f5", "models", "Models"),
+        Binding("ctrl+r", "reindex", "Re-index"),
         Binding("ctrl+n", "new_chat", "New chat"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
@@ -118,7 +123,9 @@ class ChatApp(App):
         self.session: SessionLike | None = None
         self.ready = threading.Event()  # set once preparing has finished, well or not
         self.unavailable = ""  # why questions cannot be answered, when preparing failed
-        self.shutdown = threading.Event()  # stops indexing when the app quits
+        self.stop_preparing = threading.Event()  # stops the preparing under way: replaced, or the app quits
+        self.overview = Overview(str(folder), settings.llm, settings.embedder)
+        self.models_screen_options: dict = {}  # ModelsScreen's pull, devices, unreachable: tests pass fakes
         self.current: Asking | None = None
         self.feed = Feed()
         self.run_ids = itertools.count(1)
@@ -129,7 +136,8 @@ class ChatApp(App):
         yield Header()
         with Horizontal(id="main"):
             with Vertical(id="chat"):
-                yield ChatLog(id="log")
+                with ChatLog(id="log"):
+                    yield Welcome(self.overview)
                 yield Input(placeholder="Ask about your documents (Enter sends, Esc cancels)", id="question")
             yield IterationPanes(id="iterations")
         yield StatusLine(self.settings.llm, self.settings.embedder, self.settings.device)
@@ -140,69 +148,107 @@ class ChatApp(App):
         sys.setswitchinterval(GIL_SWITCH_SECONDS)
         if self.history is None:
             self.history = History()
-        self.query_one("#question", Input).focus()
+        self.main.query_one("#question", Input).focus()
         self.status.set_activity("starting")
         self.set_interval(FLUSH_SECONDS, self.wake_if_fed)
         # Paint the first frame before the worker's imports (torch) compete for the GIL.
-        self.call_after_refresh(self.prepare)
+        self.call_after_refresh(self.prepare, self.settings)
 
     def on_unmount(self) -> None:
         sys.setswitchinterval(self.switch_interval)
-        self.shutdown.set()
+        self.stop_preparing.set()
         if self.current is not None:
             self.current.cancel.set()
 
     @property
+    def main(self) -> Screen:
+        """The chat screen, also while a dialog is open over it (App.query sees only the top screen)."""
+        return self.screen_stack[0]
+
+    def closing(self) -> bool:
+        """Workers' messages can arrive while the window is being torn down: drop them then."""
+        return not self.is_running or not self.screen_stack
+
+    @property
     def status(self) -> StatusLine:
-        return self.query_one(StatusLine)
+        return self.main.query_one(StatusLine)
 
     @property
     def panes(self) -> IterationPanes:
-        return self.query_one(IterationPanes)
+        return self.main.query_one(IterationPanes)
 
-    # Preparing: models, then the folder's index.
+    # Preparing: models, then the folder's index. Run again to re-index (with the models
+    # of ``session``) or to switch models (a new session); the old session answers meanwhile.
+
+    def prepare(self, settings: Settings, session: SessionLike | None = None) -> None:
+        self.stop_preparing.set()  # a newer preparing replaces the one under way
+        self.stop_preparing = threading.Event()
+        self.prepare_worker(settings, session, self.stop_preparing)
 
     @work(thread=True, exclusive=True, group="prepare", exit_on_error=False)
-    def prepare(self) -> None:
+    def prepare_worker(self, settings: Settings, session: SessionLike | None, stop: threading.Event) -> None:
         post = self.post_message
         try:
-            session = self.session_factory(self.settings)
-            abandonable(lambda: session.load_models(status=lambda text: post(Activity(text))), self.shutdown)
+            if session is None:
+                session = self.session_factory(settings)
+                abandonable(lambda: session.load_models(status=lambda text: post(Activity(text))), stop)
             post(Activity(f"checking the index of {self.folder}"))
-            report = session.open_folder(
-                self.folder, progress=lambda p: post(IndexProgressed(p)), cancel=self.shutdown
-            )
-            self.session = session
+            report = session.open_folder(self.folder, progress=lambda p: post(IndexProgressed(p)), cancel=stop)
+            if stop.is_set():
+                return  # replaced, or the app is closing
             skipped = tuple(f"{skip.path}: {skip.reason}" for skip in report.skipped)
-            post(Prepared(session.info(), skipped=skipped))
+            post(Prepared(session.info(), skipped=skipped, session=session, settings=settings,
+                          examples=tuple(session.examples())))
         except Abandoned:
             pass
         except Exception as exc:  # shown in the app; the log keeps the traceback
             log.exception("preparing failed")
-            post(Prepared({}, error=error_message(exc)))
+            post(Prepared({}, error=error_message(exc), settings=settings))
 
     def on_activity(self, message: Activity) -> None:
-        if not self.shutdown.is_set():  # a worker's last word can arrive after the screen is gone
-            self.status.set_activity(message.text)
+        if self.closing():
+            return
+        self.status.set_activity(message.text)
+        self.show_overview(activity=message.text)
 
     def on_index_progressed(self, message: IndexProgressed) -> None:
-        if not self.shutdown.is_set():
-            self.status.show_progress(message.progress)
+        if self.closing():
+            return
+        self.status.show_progress(message.progress)
+        self.show_overview(progress=message.progress)
 
-    def on_prepared(self, message: Prepared) -> None:
+    def show_overview(self, **changes) -> None:
+        self.overview = replace(self.overview, **changes)
+        for welcome in self.main.query(Welcome):
+            welcome.show(self.overview)
+
+    async def on_prepared(self, message: Prepared) -> None:
+        if self.closing():
+            return
         self.status.hide_progress()
         error = message.error
         if not error and not message.info.get("passages"):
             error = f"no readable documents in {self.folder}"
-        if error:
+        if error and self.session is not None and message.session is not self.session:
+            # Another model failed to load: the one in use goes on answering.
+            self.status.set_activity(f"kept {self.session.info()['llm']}: {error}")
+            self.notify(error, title="Could not switch models", severity="error", timeout=20)
+            self.show_overview(progress=None)
+        elif error:
             self.unavailable = error
             self.status.set_activity(f"cannot answer: {error}")
             self.notify(error, title="Cannot answer questions", severity="error", timeout=20)
+            self.show_overview(progress=None, error=error)
         else:
+            self.session, self.unavailable = message.session, ""
+            settings = message.settings
             self.status.set_info(message.info)
             self.status.set_activity("ready")
             if message.info.get("llm_note"):  # the default reader is not pulled yet
                 self.notify(message.info["llm_note"], title="Reader", timeout=30)
+            self.show_overview(progress=None, error="", info=message.info, examples=message.examples,
+                               llm=settings.llm, embedder=settings.embedder)
+            await self.mark_stale()  # a re-index may have brought sources up to date
         if message.skipped:
             listed = "\n".join(message.skipped[:5])
             more = f"\n… and {len(message.skipped) - 5} more" if len(message.skipped) > 5 else ""
@@ -216,6 +262,9 @@ class ChatApp(App):
 
     # Answering.
 
+    async def on_welcome_example_chosen(self, message: Welcome.ExampleChosen) -> None:
+        await self.ask(message.question)
+
     async def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "question" or not event.value.strip():
             return
@@ -224,7 +273,7 @@ class ChatApp(App):
 
     async def ask(self, question: str) -> None:
         await self.cancel_current()
-        answer = await self.query_one(ChatLog).add_question(question)
+        answer = await self.main.query_one(ChatLog).add_question(question)
         run = Asking(next(self.run_ids), question, self.settings.loop, answer)
         self.current = run
         await self.panes.reset()
@@ -260,6 +309,8 @@ class ChatApp(App):
         return run if run is not None and run.id == run_id and run.live else None
 
     async def on_feed_ready(self, _: FeedReady) -> None:
+        if self.closing():
+            return
         for run_id, item in self.feed.take():
             run = self.live_run(run_id)
             if run is not None:  # else replaced or cancelled: nothing more is shown
@@ -278,13 +329,14 @@ class ChatApp(App):
                 self.status.set_activity(f"iteration {t} of at most {max_t}")
             case QueryFormed(t=t, query=query, searches=searches) if pane:
                 pane.show_query(query, searches, self.panes.lead(t))
-            case PassagesRetrieved(t=t, passages=passages) if pane:
-                pane.show_passages(passages)
+            case PassagesRetrieved(t=t, passages=passages, found_by=found_by) if pane:
+                pane.show_passages(passages, self.panes.origins(t, passages, found_by), self.stale(passages))
                 await run.answer.restart(f"_Iteration {t}: reading {len(passages)} passages…_")
             case ContextTrimmed(kept=kept, dropped=dropped, truncated=truncated) if pane:
                 pane.note(f"{kept} passages fit the model ({dropped} left out, {truncated} shortened)")
             case DraftDone(trace=trace) if pane:
-                await pane.finish(trace)
+                origins = self.panes.origins(trace.t, trace.passages, trace.found_by)
+                await pane.finish(trace, origins, self.stale(trace.passages))
             case Stopped(t=t, reason=reason):
                 await self.close_pane(run, reason.describe(t))
             case FinalAnswer():
@@ -303,8 +355,33 @@ class ChatApp(App):
     async def finish(self, run: Asking, final: FinalAnswer) -> None:
         run.done = True
         self.save_turn(final)  # before rendering: quitting mid-render loses nothing
-        await run.answer.finish(final)
+        await run.answer.finish(final, self.stale(final.sources))
+        self.panes.shown = final
         self.status.set_activity(history_module.stop_summary(final))
+
+    # Stale sources: files changed or deleted since they were indexed.
+
+    def stale(self, passages: Iterable) -> dict[str, str]:
+        session = self.session
+        return session.stale_sources(p.source for p in passages) if session is not None else {}
+
+    async def mark_stale(self) -> None:
+        """Mark again every finished answer on show (after a re-index, most marks go)."""
+        try:
+            for view in self.main.query(AnswerView):
+                if view.final is not None:
+                    await view.finish(view.final, self.stale(view.final.sources))
+            shown = self.panes.shown
+            if shown is not None and (self.current is None or not self.current.live):
+                await self.panes.show(shown, self.stale(p for trace in shown.iterations for p in trace.passages))
+        except NoMatches:
+            if not self.closing():  # else the window closed while this ran: nothing to mark
+                raise
+
+    def action_reindex(self) -> None:
+        """Bring the index in step with the folder (with the models in use), in the background."""
+        self.status.set_activity(f"re-indexing {self.folder}")
+        self.prepare(self.settings, self.session)
 
     def save_turn(self, final: FinalAnswer) -> None:
         try:
@@ -338,14 +415,18 @@ class ChatApp(App):
     # Screens and commands.
 
     def on_iteration_pane_passage_chosen(self, message: IterationPane.PassageChosen) -> None:
-        self.push_screen(PassageScreen(message.passage))
+        self.push_screen(PassageScreen(message.passage, message.origin, self.stale([message.passage]).get(message.passage.source, "")))
 
     async def on_answer_view_selected(self, message: AnswerView.Selected) -> None:
         if self.current is None or not self.current.live:
-            await self.panes.show(message.final)
+            final = message.final
+            await self.panes.show(final, self.stale(p for trace in final.iterations for p in trace.passages))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
+
+    def action_models(self) -> None:
+        self.push_screen(ModelsScreen(self.settings, **self.models_screen_options), callback=self.apply_settings)
 
     def action_settings(self) -> None:
         self.push_screen(SettingsScreen(self.settings), callback=self.apply_settings)
@@ -364,9 +445,13 @@ class ChatApp(App):
         except (OSError, config.ConfigError) as exc:
             self.notify(f"could not save the settings: {exc}", severity="error")
             return
-        later = not changed.keys().isdisjoint(MODEL_FIELDS)
+        models_changed = not changed.keys().isdisjoint(MODEL_FIELDS)
         self.settings = settings
-        note = " Model changes apply the next time you start." if later else ""
+        note = ""
+        if models_changed:  # loaded in the background; the models in use answer meanwhile
+            self.prepare(settings)
+            note = " Loading the new models" + (", then indexing the folder for the new embedder." if "embedder" in changed else ".")
+            self.status.set_activity("switching models")
         self.notify(f"Settings saved to {paths.config_file()}.{note}", title="Settings")
 
     def change(self, **values) -> None:
@@ -380,12 +465,13 @@ class ChatApp(App):
             return
         conversation = self.history.get(conversation_id)
         await self.cancel_current()
-        chat = self.query_one(ChatLog)
+        chat = self.main.query_one(ChatLog)
         await chat.clear()
         for final in conversation.turns:
-            await chat.add_turn(final)
+            await chat.add_turn(final, self.stale(final.sources))
         if conversation.turns:
-            await self.panes.show(conversation.turns[-1])
+            last = conversation.turns[-1]
+            await self.panes.show(last, self.stale(p for trace in last.iterations for p in trace.passages))
         else:
             await self.panes.reset()
         self.conversation_id = conversation.id
@@ -393,7 +479,9 @@ class ChatApp(App):
 
     async def action_new_chat(self) -> None:
         await self.cancel_current()
-        await self.query_one(ChatLog).clear()
+        chat = self.main.query_one(ChatLog)
+        await chat.clear()
+        await chat.mount(Welcome(self.overview))
         await self.panes.reset()
         self.conversation_id = None
         self.status.set_activity("new conversation")
@@ -422,6 +510,8 @@ class ChatApp(App):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         s = self.settings
+        yield SystemCommand("Models", "Installed and downloadable models: pull one, switch to one (F5)", self.action_models)
+        yield SystemCommand("Re-index the folder", "Read changed, new and deleted files again (Ctrl+R)", self.action_reindex)
         yield SystemCommand("Settings", "Iterations, top-k, adaptive stop, models (F2)", self.action_settings)
         yield SystemCommand("History", "Reopen an earlier conversation (F3)", self.action_history)
         yield SystemCommand("Export conversation", "Write it to a Markdown file (F4)", self.action_export)

@@ -11,6 +11,7 @@ from textual.widgets import Static
 from ..engine.loop.events import FinalAnswer
 from ..history import answer_markdown
 from .streaming import StreamingMarkdown
+from .welcome import Welcome
 
 
 class AnswerView(StreamingMarkdown):
@@ -37,9 +38,10 @@ class AnswerView(StreamingMarkdown):
             await self.update("")
         await super().write(text)
 
-    async def finish(self, final: FinalAnswer) -> None:
+    async def finish(self, final: FinalAnswer, stale: dict[str, str] | None = None) -> None:
+        """``stale``: source path -> why, for sources whose file changed since indexing."""
         self.final = final
-        await self.replace(answer_markdown(final))
+        await self.replace(answer_markdown(final, stale))
 
     async def add_note(self, note: str) -> None:
         """Keep what was streamed so far and say what happened to it."""
@@ -58,13 +60,14 @@ class ChatLog(VerticalScroll):
         self.anchor()
 
     async def add_question(self, question: str) -> AnswerView:
+        await self.query(Welcome).remove()  # the welcome is for the empty conversation only
         answer = AnswerView()
         await self.mount_all([Static(question, classes="question", markup=False), answer])
         return answer
 
-    async def add_turn(self, final: FinalAnswer) -> None:
+    async def add_turn(self, final: FinalAnswer, stale: dict[str, str] | None = None) -> None:
         answer = await self.add_question(final.question)
-        await answer.finish(final)
+        await answer.finish(final, stale)
 
     async def clear(self) -> None:
         await self.remove_children()

@@ -12,34 +12,62 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from ..engine.loop import provenance
 from ..engine.loop.events import FinalAnswer, IterationTrace
 from ..engine.loop.queries import DRAFT, LEAD, QUESTION
+from ..engine.loop.provenance import AGAIN, CARRIED, NEW, Origin
 from ..engine.passages import Passage
 from .streaming import StreamingMarkdown
 
 QUERY_CHARS = 160  # an iteration's query holds the whole previous draft: show its gist
 
 
-def passage_label(n: int, passage: Passage) -> Text:
+BADGES = {NEW: ("new", "bold black on green"), AGAIN: ("again", "bold black on yellow"), CARRIED: ("kept", "bold white on blue")}
+
+
+def passage_label(n: int, passage: Passage, origin: Origin | None = None, stale: str = "") -> Text:
+    """Title, citation and score; with the passage's origin (a badge and the searches
+    that found it) and a warning when its file changed since it was indexed."""
     label = Text()
-    label.append(f"{n}. {passage.title or '(untitled)'}\n", style="bold")
+    label.append(f"{n}. ", style="bold")
+    if origin is not None:
+        text, style = BADGES[origin.kind]
+        label.append(f" {text} ", style=style)
+        label.append(" ")
+    label.append(f"{passage.title or '(untitled)'}\n", style="bold")
     label.append(passage.citation, style="italic")
     label.append(f" · score {passage.score:.2f}", style="dim")
+    if stale:
+        label.append(f"\n⚠ file {stale}", style="bold red")
+    if origin is not None:
+        label.append(f"\n{origin.describe(search_words)}", style="dim")
     return label
 
 
-def search_label(name: str, lead: Passage | None) -> str:
+SEARCH_WORDS = {QUESTION: "the question", LEAD: "the last top passage", DRAFT: "the draft"}
+
+
+def search_words(name: str) -> str:
     """A search the loop names by identifier, in words (turns saved before identifiers
     stored the words themselves, which pass through)."""
-    if name == LEAD:
-        return f"the last top passage ({lead.title or lead.citation}) + the question" if lead else "the last top passage + the question"
-    return {QUESTION: "the question", DRAFT: "the draft + the question"}.get(name, name)
+    return SEARCH_WORDS.get(name, name)
+
+
+def search_label(name: str, lead: Passage | None) -> str:
+    """What a search looked for: the question, or a text followed by the question."""
+    if name == QUESTION or name not in SEARCH_WORDS:
+        return search_words(name)
+    if name == LEAD and lead is not None:
+        return f"the last top passage ({lead.title or lead.citation}) + the question"
+    return f"{search_words(name)} + the question"
 
 
 class IterationPane(Vertical):
     @dataclass
     class PassageChosen(Message):
         passage: Passage
+        origin: Origin | None
+        stale: str
 
     def __init__(self, t: int) -> None:
         super().__init__(id=f"iteration-{t}", classes="iteration")
@@ -47,6 +75,8 @@ class IterationPane(Vertical):
         self.border_title = f"Iteration {t}"
         self.border_subtitle = "running"
         self.passages: tuple[Passage, ...] = ()
+        self.origins: tuple[Origin, ...] = ()
+        self.stale: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         yield Static("Query: …", classes="query", markup=False)
@@ -61,13 +91,21 @@ class IterationPane(Vertical):
             text += "\nSearched with " + "; ".join(search_label(name, lead) for name in searches)
         self.query_one(".query", Static).update(text)
 
-    def show_passages(self, passages: tuple[Passage, ...]) -> None:
-        self.passages = passages
+    def show_passages(
+        self, passages: tuple[Passage, ...], origins: tuple[Origin, ...] = (), stale: dict[str, str] | None = None
+    ) -> None:
+        """``origins``: aligned with ``passages``, or () when unknown (older history);
+        ``stale``: source path -> why it is stale, for those that are."""
+        self.passages, self.origins, self.stale = passages, origins, stale or {}
         options = self.query_one(".passages", OptionList)
         options.clear_options()
         options.add_options(
-            Option(passage_label(n, p), id=str(n - 1)) for n, p in enumerate(passages, 1)
+            Option(passage_label(n, p, self.origin(n - 1), self.stale.get(p.source, "")), id=str(n - 1))
+            for n, p in enumerate(passages, 1)
         )
+
+    def origin(self, i: int) -> Origin | None:
+        return self.origins[i] if self.origins else None
 
     def note(self, text: str) -> None:
         self.query_one(".note", Static).update(text)
@@ -79,9 +117,9 @@ class IterationPane(Vertical):
     async def write(self, text: str) -> None:
         await self.draft.write(text)
 
-    async def finish(self, trace: IterationTrace) -> None:
+    async def finish(self, trace: IterationTrace, origins: tuple[Origin, ...] = (), stale: dict[str, str] | None = None) -> None:
         """Render the whole draft once (streamed fragments can split Markdown badly)."""
-        self.show_passages(trace.passages)
+        self.show_passages(trace.passages, origins, stale)
         await self.draft.replace(trace.draft)
         self.border_subtitle = f"{trace.seconds:.1f} s"
         trimmed = " (passages trimmed to fit the model)" if trace.trimmed else ""
@@ -92,18 +130,41 @@ class IterationPane(Vertical):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.post_message(self.PassageChosen(self.passages[int(event.option.id)]))
+        i = int(event.option.id)
+        passage = self.passages[i]
+        self.post_message(self.PassageChosen(passage, self.origin(i), self.stale.get(passage.source, "")))
+
+
+PANES_HINT = (
+    "Each iteration of the answer appears here as it happens: the query it searched with, "
+    "the passages it found (marked new, again or kept, with the search that found them) "
+    "and the draft the model writes from them."
+)
 
 
 class IterationPanes(VerticalScroll):
-    """Holds the panes of the answer being shown (the running one, or a past one)."""
+    """Holds the panes of the answer being shown (the running one, or a past one); says
+    what they will show while there are none."""
+
+    shown: FinalAnswer | None = None  # the finished answer on show, if any
+
+    def on_mount(self) -> None:
+        self.mount(Static(PANES_HINT, classes="panes-hint"))
 
     async def reset(self) -> None:
+        self.shown = None
         for pane in self.query(IterationPane):
             await pane.stop()
         await self.remove_children()
+        await self.mount(Static(PANES_HINT, classes="panes-hint"))
+
+    def origins(self, t: int, passages, found_by) -> tuple[Origin, ...]:
+        """Iteration ``t``'s marks, against the passages the panes before it read."""
+        earlier = [(p.t, p.passages) for p in self.query(IterationPane) if p.t < t]
+        return provenance.origins(t, passages, found_by, earlier)
 
     async def start(self, t: int) -> IterationPane:
+        await self.query(".panes-hint").remove()
         pane = IterationPane(t)
         await self.mount(pane)
         # The new iteration is the one to watch (once laid out, so its place is known).
@@ -119,11 +180,12 @@ class IterationPanes(VerticalScroll):
         previous = self.pane(t - 1)
         return previous.passages[0] if previous is not None and previous.passages else None
 
-    async def show(self, final: FinalAnswer) -> None:
+    async def show(self, final: FinalAnswer, stale: dict[str, str] | None = None) -> None:
         """Rebuild the panes of a finished answer from its trace."""
         await self.reset()
-        for trace in final.iterations:
+        for trace, origins in zip(final.iterations, provenance.trace_origins(final.iterations)):
             lead = self.lead(trace.t)
             pane = await self.start(trace.t)
             pane.show_query(trace.query, trace.searches, lead)
-            await pane.finish(trace)
+            await pane.finish(trace, origins, stale)
+        self.shown = final

@@ -34,6 +34,9 @@ class Prepared(Message):
     info: dict
     error: str = ""
     skipped: tuple[str, ...] = ()  # "path: reason" of files the indexer could not read
+    session: object = None  # the session that is now ready; None when preparing failed
+    settings: object = None  # the settings it was built from
+    examples: tuple[str, ...] = ()  # questions drawn from the folder's headings, for the welcome
 
 
 class FeedReady(Message):

@@ -187,6 +187,29 @@ class PassageIndex:
             rows = self._db.execute("SELECT path, size, mtime_ns, ctime_ns, hash, skip FROM files").fetchall()
         return {row[0]: FileRecord(*row) for row in rows}
 
+    def file_records(self, paths: Iterable[str]) -> dict[str, FileRecord]:
+        """The records of these paths (those the index has), to tell a stale source."""
+        paths = list(dict.fromkeys(paths))
+        found = {}
+        with self._mutex:
+            for part in _chunks(paths):
+                for row in self._db.execute(
+                    f"SELECT path, size, mtime_ns, ctime_ns, hash, skip FROM files WHERE path IN ({_marks(part)})", part
+                ):
+                    found[row[0]] = FileRecord(*row)
+        return found
+
+    def headings(self, limit: int = 200) -> list[tuple[str, str, int]]:
+        """(title, source path, passages) of the sections holding most passages: what
+        the folder is about, for the welcome's example questions."""
+        with self._mutex:
+            rows = self._db.execute(
+                "SELECT p.title, f.path, COUNT(*) AS n FROM passages p JOIN files f ON f.id = p.file_id "
+                "GROUP BY p.file_id, p.title ORDER BY n DESC, MIN(p.id) LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [tuple(row) for row in rows]
+
     def vectors_for(self, keys: Iterable[str]) -> dict[str, np.ndarray]:
         """Stored vectors of passages with these keys: renamed or copied text is not re-embedded."""
         found: dict[str, np.ndarray] = {}

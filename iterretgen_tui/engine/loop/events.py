@@ -48,6 +48,7 @@ class QueryFormed(IterationEvent):
 @dataclass(frozen=True)
 class PassagesRetrieved(IterationEvent):
     passages: tuple[Passage, ...]
+    found_by: tuple[tuple[str, ...], ...] = ()  # per passage, the searches that found it (provenance.py)
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,9 @@ class IterationTrace:
     prompt_tokens: int = 0
     trimmed: bool = False
     searches: tuple[str, ...] = ()  # as in QueryFormed; () in history saved before it
+    # Per passage, the searches that found it; () for one carried forward (provenance.py).
+    # Empty altogether in history saved before it.
+    found_by: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,10 @@ from .events import (
     Token,
 )
 from .generator import Generator
+from . import provenance
 from .options import LoopOptions
 from .prompts import answer_complete, build_prompt, extract_answer
-from .queries import QUESTION, PassageRetriever, QueryFormer, merge_searches, paper_query, searches
+from .queries import QUESTION, PassageRetriever, QueryFormer, merge_rankings, paper_query, rank_searches, searches
 from .stopping import answers_converge, no_new_passages
 
 
@@ -82,6 +83,7 @@ class Retrieved:
     query: str  # the paper's query: the question at t = 1, the last draft + question after
     searches: tuple[str, ...]  # every search merged, by identifier (engine/loop/queries.py)
     passages: tuple[Passage, ...]
+    found_by: dict[int, tuple[str, ...]]  # passage id -> the searches that found it (provenance.py)
 
 
 def retrieve(
@@ -96,16 +98,18 @@ def retrieve(
     if previous is None:
         query, named = question, (QUESTION,)
         yield QueryFormed(t, query, named)
-        found = retriever.retrieve(query, options.top_k)
+        rankings = {QUESTION: retriever.retrieve(query, options.top_k)}
     else:
         query = next_query(question, previous)
         lead = previous.passages[0] if previous.passages else None
         texts = searches(question, query, options.query_mode, lead)
         named = tuple(texts)
         yield QueryFormed(t, query, named)
-        found = merge_searches(texts, retriever, options.top_k, options.query_mode)
-    yield PassagesRetrieved(t, tuple(found))
-    return Retrieved(query, named, tuple(found))
+        rankings = rank_searches(texts, retriever, options.top_k, options.query_mode)
+    found = tuple(merge_rankings(rankings, options.top_k, options.query_mode))
+    found_by = provenance.found_by(found, rankings, options.top_k)
+    yield PassagesRetrieved(t, found, found_by)
+    return Retrieved(query, named, found, dict(zip((p.id for p in found), found_by)))
 
 
 def generate(
@@ -150,6 +154,7 @@ def generate(
         seconds=time.perf_counter() - started,
         prompt_tokens=prompt.tokens,
         trimmed=bool(prompt.dropped or prompt.truncated),
+        found_by=tuple(retrieved.found_by.get(p.id, ()) for p in prompt.passages),  # (): carried forward
     )
 
 

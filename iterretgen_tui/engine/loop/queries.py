@@ -60,7 +60,15 @@ def searches(question: str, query: str, mode: str, lead: Passage | None = None) 
 
 def merge_searches(named: dict[str, str], retriever: PassageRetriever, k: int, mode: str) -> list[Passage]:
     """Run ``searches``' texts and merge their rankings as ``mode`` does."""
-    texts = list(named.values())
-    if mode == "fusion":
-        return fuse(retriever.retrieve_many(texts, max(k, FUSION_DEPTH)), k)
-    return interleave(retriever.retrieve_many(texts, k), k)
+    return merge_rankings(rank_searches(named, retriever, k, mode), k, mode)
+
+
+def rank_searches(named: dict[str, str], retriever: PassageRetriever, k: int, mode: str) -> dict[str, list[Passage]]:
+    """Each named search's ranking, as deep as ``mode`` merges them."""
+    depth = max(k, FUSION_DEPTH) if mode == "fusion" else k
+    return dict(zip(named, retriever.retrieve_many(list(named.values()), depth)))
+
+
+def merge_rankings(rankings: dict[str, list[Passage]], k: int, mode: str) -> list[Passage]:
+    lists = list(rankings.values())
+    return fuse(lists, k) if mode == "fusion" else interleave(lists, k)

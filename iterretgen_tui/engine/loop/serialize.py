@@ -9,6 +9,7 @@ from typing import Any
 
 from ..passages import Passage
 from .events import FinalAnswer, IterationTrace, StopReason
+from .provenance import Origin, trace_origins
 
 
 def passage_to_dict(passage: Passage) -> dict[str, Any]:
@@ -20,9 +21,18 @@ def final_to_dict(final: FinalAnswer) -> dict[str, Any]:
     data["sources"] = [{"n": n, **passage_to_dict(p)} for n, p in enumerate(final.sources, 1)]
     data["stop_reason"] = final.stop_reason.value
     data["iterations"] = [
-        {**asdict(trace), "passages": [passage_to_dict(p) for p in trace.passages]} for trace in final.iterations
+        {**asdict(trace), "passages": [_with_origin(passage_to_dict(p), origin) for p, origin in
+                                       zip(trace.passages, origins or (None,) * len(trace.passages))]}
+        for trace, origins in zip(final.iterations, trace_origins(final.iterations))
     ]
     return data
+
+
+def _with_origin(row: dict[str, Any], origin: Origin | None) -> dict[str, Any]:
+    """Why the passage is in its iteration, as the TUI's panes mark it (derived, so reading ignores it)."""
+    if origin is not None:
+        row.update(origin=origin.kind, first_iteration=origin.first_t)
+    return row
 
 
 def final_from_dict(data: dict[str, Any]) -> FinalAnswer:
@@ -39,7 +49,10 @@ def _trace(data: dict[str, Any]) -> IterationTrace:
     known = {f.name for f in fields(IterationTrace)}
     values = {name: value for name, value in data.items() if name in known}
     return IterationTrace(**{
-        **values, "passages": _passages(data["passages"]), "searches": tuple(data.get("searches", ())),
+        **values,
+        "passages": _passages(data["passages"]),
+        "searches": tuple(data.get("searches", ())),
+        "found_by": tuple(tuple(names) for names in data.get("found_by", ())),
     })
 
 

@@ -20,7 +20,12 @@ iteration as it happens: its query, the passages it found (select one to read it
 and the draft. It stops at the maximum number of iterations, or earlier when two answers
 agree or the new retrieval finds nothing new (adaptive stop, see Settings).
 
-Sources are numbered **[1]**, **[2]**, ... with their file and page or lines.
+Each passage in a pane is marked **new** (first read in this iteration), **again** (found
+again by this iteration's searches; read first in an earlier one) or **kept** (not found
+again, carried forward from an earlier iteration), with the searches that found it.
+
+Sources are numbered **[1]**, **[2]**, ... with their file and page or lines. A source whose
+file changed or was deleted since it was indexed is marked **⚠**: Ctrl+R re-indexes.
 
 | Key | Action |
 | --- | --- |
@@ -30,6 +35,8 @@ Sources are numbered **[1]**, **[2]**, ... with their file and page or lines.
 | F2 | settings (iterations, top-k, adaptive stop, models) |
 | F3 | history: reopen an earlier conversation |
 | F4 | export the conversation to a Markdown file |
+| F5 | models: pull a better one, switch the chat model or the embedder |
+| Ctrl+R | re-index the folder (files changed, added or deleted) |
 | Ctrl+N | new conversation |
 | Ctrl+P | command palette |
 | Tab | move between the question, the answer and the passages |

@@ -49,7 +49,7 @@ class SettingsScreen(ModalScreen[Settings | None]):
                 for name, label, choices in FIELDS:
                     yield Label(label)
                     yield self.widget(name, choices)
-            yield Label("Model changes apply the next time iterretgen-chat starts.", classes="hint")
+            yield Label("Model changes load in the background (a new embedder indexes the folder again); F5 lists the models.", classes="hint")
             with Horizontal(classes="buttons"):
                 yield Button("Save", variant="primary", id="save")
                 yield Button("Cancel", id="cancel")

@@ -1,0 +1,66 @@
+"""Example questions for a folder, drawn from its own headings (the passages' titles).
+
+The sections with the most passages are what a folder is most about; one question per
+file, so the examples show the breadth of the folder rather than one long document.
+A title is "Document › Heading" (chunking.py) or the document's title alone.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Sequence
+
+SEPARATOR = " › "
+WH_WORDS = {"how", "what", "why", "when", "where", "which", "who"}
+AUXILIARIES = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "should", "will", "would", "to"}
+MAX_WORDS = 8  # longer headings read as sentences, not topics
+MAX_NAME_WORDS = 4  # a document title longer than this is a sentence, not a name to ask about
+
+
+def question_for(title: str) -> str:
+    """A question a heading invites: itself when it is one ("How do I …", "Why is …"),
+    else one about the topic it names ("What you see" names a topic, not a question)."""
+    document, _, heading = title.rpartition(SEPARATOR)
+    heading = heading.strip().rstrip(":.")
+    if heading.endswith("?"):
+        return heading
+    words = heading.lower().split()
+    if (words[0] in WH_WORDS and len(words) > 1 and words[1] in AUXILIARIES) or words[0] in AUXILIARIES - {"to"}:
+        return f"{heading}?"
+    topic = heading if _proper(heading) else heading[0].lower() + heading[1:]
+    name = document.split(SEPARATOR)[0]
+    if name and len(name.split()) <= MAX_NAME_WORDS and "?" not in name:
+        return f"What does {name} say about {topic}?"
+    return f"What do the documents say about {topic if document else heading}?"
+
+
+def example_questions(headings: Sequence[tuple[str, str, int]], n: int = 3) -> list[str]:
+    """Up to ``n`` questions from (title, source, passages) rows, most passages first."""
+    questions: list[str] = []
+    files: set[str] = set()
+    # On a tie a section beats its document's bare title (often a lone "# Title" line).
+    ranked = sorted(headings, key=lambda row: (-row[2], SEPARATOR not in row[0]))
+    for title, source, _count in ranked:
+        if source in files or not _topic(title, source):
+            continue
+        question = question_for(title)
+        if question not in questions:
+            questions.append(question)
+            files.add(source)
+        if len(questions) == n:
+            break
+    return questions
+
+
+def _topic(title: str, source: str) -> bool:
+    """A heading worth asking about: a few words, not the file name the indexer falls back to."""
+    heading = title.rpartition(SEPARATOR)[2].strip()
+    words = heading.split()
+    return bool(words) and len(words) <= MAX_WORDS and heading != Path(source).name and re.search(r"[A-Za-z]{3}", heading) is not None
+
+
+def _proper(text: str) -> bool:
+    """Starts with an acronym or a name with inner capitals (keep its case): "GPU setup", "FAISS", "iOS"."""
+    first = text.split()[0]
+    return any(c.isupper() for c in first[1:]) or any(c.isdigit() for c in first)
