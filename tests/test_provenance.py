@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from iterretgen_tui.commands.ask import answer_json
-from iterretgen_tui.engine.loop import iterretgen, provenance
+from iterretgen_tui.engine.loop import provenance, queries
 from iterretgen_tui.engine.loop.events import DraftDone, FinalAnswer, PassagesRetrieved
 from iterretgen_tui.engine.loop.provenance import AGAIN, CARRIED, NEW, Origin, found_by, origins
+from iterretgen_tui.engine.loop.serialize import final_to_dict
 from iterretgen_tui.history import final_from_json, final_to_json
 
 from .fakes import ScriptedGenerator
@@ -54,7 +54,7 @@ def test_the_loop_records_which_search_found_each_passage_and_what_was_carried()
     retrieved = [e for e in events if isinstance(e, PassagesRetrieved)]
     traces = [e.trace for e in events if isinstance(e, DraftDone)]
     assert all(len(e.found_by) == len(e.passages) for e in retrieved)
-    assert set(retrieved[0].found_by) == {("the question",)}
+    assert set(retrieved[0].found_by) == {(queries.QUESTION,)}
     first, second = traces
     assert first.found_by == retrieved[0].found_by
     retrieved_ids = {p.id for p in retrieved[1].passages}
@@ -70,7 +70,7 @@ def test_ask_json_and_history_carry_the_same_marks():
     events = events_of(ScriptedGenerator(DRAFTS), adaptive=False, keep_passages=True, query_mode="draft")
     final = events[-1]
     assert isinstance(final, FinalAnswer)
-    rows = answer_json(final, 1.0)["iterations"]
+    rows = final_to_dict(final)["iterations"]
     expected = provenance.trace_origins(final.iterations)
     for row, marks in zip(rows, expected):
         assert [(p["origin"], p["found_by"], p["first_iteration"]) for p in row["passages"]] == [
@@ -87,7 +87,7 @@ def test_the_paper_mode_still_retrieves_as_before():
 
     embedder = HashEmbedder()
     r = Retriever(embedder, ListIndex(embedder, CORPUS))
-    named = iterretgen.searches("Who built it?", "Gustave Eiffel\nWho built it?", "fusion")
-    rankings = iterretgen.rank_searches(named, r, 2, "fusion")
-    assert iterretgen.merge_rankings(rankings, 2, "fusion") == iterretgen.merge_searches(named, r, 2, "fusion")
+    named = queries.searches("Who built it?", "Gustave Eiffel\nWho built it?", "fusion")
+    rankings = queries.rank_searches(named, r, 2, "fusion")
+    assert queries.merge_rankings(rankings, 2, "fusion") == queries.merge_searches(named, r, 2, "fusion")
     assert all(len(ranking) == len(CORPUS) for ranking in rankings.values())  # fusion reads deeper than k

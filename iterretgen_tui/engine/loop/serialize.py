@@ -31,7 +31,7 @@ def final_to_dict(final: FinalAnswer) -> dict[str, Any]:
 def _with_origin(row: dict[str, Any], origin: Origin | None) -> dict[str, Any]:
     """Why the passage is in its iteration, as the TUI's panes mark it (derived, so reading ignores it)."""
     if origin is not None:
-        row.update(origin=origin.kind, first_iteration=origin.first_t)
+        row.update(origin=origin.kind, found_by=list(origin.searches), first_iteration=origin.first_t)
     return row
 
 
