@@ -16,6 +16,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -67,12 +68,19 @@ def qa(args) -> dict:
         final = records[-1]["iterations"][records[-1]["adaptive"]["t"] - 1]["answer"]
         print(f"{i}/{len(questions)} {records[-1]['seconds']:.1f} s  {final[:70]!r}  gold {question.answers[0]!r}",
               file=sys.stderr, flush=True)
-    ts = range(1, args.iterations + 1)
+        if args.out:  # a long run stopped early still leaves the questions it finished
+            args.out.write_text(json.dumps(_qa_report(args, records, generator.n_threads), indent=2) + "\n")
+    return _qa_report(args, records, generator.n_threads)
+
+
+def _qa_report(args, records: list[dict], threads: int) -> dict:
+    from iterretgen_tui.engine.evaluation import evaluate
+
     adaptive_seconds = [sum(s["seconds"] for s in r["iterations"][: r["adaptive"]["t"]]) for r in records]
     return {
         "llm": args.llm, "set": args.set, "offset": args.offset, "n": len(records),
-        "threads": generator.n_threads, "cpu": cpu(),
-        "iterations": evaluate.summarize(records, ts, judged=False),
+        "threads": threads, "cpu": cpu(),
+        "iterations": evaluate.summarize(records, range(1, args.iterations + 1), judged=False),
         "adaptive": evaluate.summarize_adaptive(records, judged=False),
         "seconds_per_question": {
             "adaptive_median": round(statistics.median(adaptive_seconds), 2),
@@ -81,7 +89,8 @@ def qa(args) -> dict:
         },
         "answers": [
             {"id": r["id"], "gold": r["gold"][0], "by_t": [s["answer"] for s in r["iterations"]],
-             "adaptive_t": r["adaptive"]["t"]}
+             "acc_by_t": [s["scores"]["acc"] for s in r["iterations"]],
+             "seconds_by_t": [s["seconds"] for s in r["iterations"]], "adaptive_t": r["adaptive"]["t"]}
             for r in records
         ],
     }
@@ -90,8 +99,6 @@ def qa(args) -> dict:
 def _prompt_tokens(llm, count_tokens, budget: int, data: Path) -> list[int]:
     """The app's own first-iteration prompt for a hotpotqa question over its corpus'
     passages, filled to about ``budget`` tokens, rendered by the GGUF's chat template."""
-    import json
-
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
     from iterretgen_tui.engine.loop.prompts import build_prompt

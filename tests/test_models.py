@@ -215,7 +215,7 @@ def test_models_list_json_shows_installed_models_devices_and_the_rest(capsys, tm
 def test_models_list_text(capsys):
     assert cli.main(["models"]) == 0
     out = capsys.readouterr().out
-    assert "   smollm2-135m " in out and "embedded" in out
+    assert " * smollm2-135m " in out and "embedded" in out  # the suite pins it (conftest)
     assert "available (iterretgen-chat models pull NAME):" in out
     assert "llama-3.1-8b-instruct" in out and "   qwen2.5-coder-1.5b-instruct " in out
     assert out.splitlines()[-1].startswith("devices (--device auto): llm ")

@@ -44,7 +44,11 @@ def passage_label(n: int, passage: Passage, origin: Origin | None = None, stale:
     return label
 
 
-SEARCH_WORDS = {QUESTION: "the question", LEAD: "the last top passage", DRAFT: "the draft"}
+SEARCH_WORDS = {
+    QUESTION: "the question",
+    LEAD: "the last top passage + the question",
+    DRAFT: "the draft + the question",
+}
 
 
 def search_words(name: str) -> str:
@@ -54,12 +58,10 @@ def search_words(name: str) -> str:
 
 
 def search_label(name: str, lead: Passage | None) -> str:
-    """What a search looked for: the question, or a text followed by the question."""
-    if name == QUESTION or name not in SEARCH_WORDS:
-        return search_words(name)
+    """``search_words``, naming the passage a "lead" search started from where known."""
     if name == LEAD and lead is not None:
         return f"the last top passage ({lead.title or lead.citation}) + the question"
-    return f"{search_words(name)} + the question"
+    return search_words(name)
 
 
 class IterationPane(Vertical):
