@@ -204,6 +204,19 @@ def test_progress_counts_pages_and_a_cancel_stops_between_pages(tmp_path, emb):
     ]
 
 
+def test_a_first_run_cut_short_does_not_make_the_next_one_ocr_again(tmp_path, emb, reads, monkeypatch):
+    monkeypatch.setattr(indexer, "BATCH_SECONDS", 0.0)  # commit after every file
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    page(["The first note"]).save(folder / "a.png")
+    page(["The second note"]).save(folder / "b.png")
+    cancel = threading.Event()
+    index, report = sync(folder, emb, cancel=cancel, progress=lambda p: p.files_done == 1 and cancel.set())
+    assert report.cancelled and list(index.files()) == [str(folder / "a.png")] and len(reads) == 1
+    report = sync_folder(folder, index, emb)
+    assert (report.unchanged, report.added, report.ocr_pages) == (1, 1, 1) and len(reads) == 2
+
+
 def test_ocr_off_skips_images_with_a_reason_and_turning_it_on_reads_only_pdfs_and_images(
     tmp_path, emb, monkeypatch
 ):

@@ -127,6 +127,11 @@ def sync_folder(
         reprocess_ocr = index.meta("ocr") != ocr
         entries, report.skipped = scan(root, exclude=index.directory)
         known = index.files()
+        if not known and (reprocess_all or reprocess_ocr):
+            # A new index: what this run commits is read with these settings, so a run cut
+            # short must not make the next one read (and OCR) those files again.
+            index.commit(meta={"chunking": chunking, "ocr": ocr})
+            reprocess_all = reprocess_ocr = False
         todo = []
         for entry in entries:
             record = known.get(str(entry.path))

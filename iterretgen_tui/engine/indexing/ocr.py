@@ -1,8 +1,8 @@
 """Text from page images, offline: scanned PDF pages and image files.
 
-RapidOCR reads them (PP-OCRv4 detection and recognition; the ONNX models ship inside the
-``rapidocr-onnxruntime`` wheel and run on ONNX Runtime); pypdfium2 renders PDF pages
-without system libraries. Heavy imports happen on the first page that needs OCR, so a
+RapidOCR's pipeline reads them with PaddleOCR's PP-OCRv4 detector and recogniser (ONNX
+models inside the ``rapidocr-onnxruntime`` wheel, run here by OpenVINO); pypdfium2 renders
+PDF pages without system libraries. Heavy imports happen on the first page that needs OCR, so a
 folder without scans never pays for them. Choices and figures: docs/ocr.md.
 """
 
@@ -27,7 +27,7 @@ DPI = 200  # PDF pages are rendered at this resolution for OCR
 # The longest side a page is read at: enough for 9-pt text on A4; more costs time, not accuracy.
 WORK_SIDE = 2000
 DETECT_SIDE = 1280  # text detection runs on a smaller copy; lines are cropped from the full one
-RECOGNITION_BATCH = 16  # lines recognised per ONNX call (similar widths are batched)
+RECOGNITION_BATCH = 16  # lines recognised per inference call (similar widths are batched)
 SPACE_PROB = 0.1  # a space this likely between two characters is kept (see SpacedCtcDecode)
 MAX_PIXELS = 89_478_485  # Pillow's own decompression-bomb threshold: larger images are refused
 MAX_PAGES = 2000  # frames of one TIFF read at most
@@ -88,7 +88,14 @@ def pdf_pages(run: OcrRun, data: bytes, numbers: Sequence[int]) -> dict[int, lis
 
 
 def _render(document, number: int) -> np.ndarray | None:
-    page = document[number - 1]
+    """The page in grey, or None when it is blank or pdfium cannot draw it (a damaged
+    page costs only itself)."""
+    import pypdfium2 as pdfium
+
+    try:
+        page = document[number - 1]
+    except pdfium.PdfiumError:
+        return None
     try:
         if next(page.get_objects(max_depth=1), None) is None:
             return None  # nothing drawn at all: blank without rendering
@@ -96,6 +103,8 @@ def _render(document, number: int) -> np.ndarray | None:
         scale = min(DPI / 72, WORK_SIDE / max(width, height, 1.0))
         bitmap = page.render(scale=scale, grayscale=True)
         gray = np.array(bitmap.to_numpy()).reshape(bitmap.height, bitmap.width)
+    except pdfium.PdfiumError:
+        return None
     finally:
         page.close()
     return None if is_blank(gray) else gray
