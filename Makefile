@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PREPARED := $(VENV)/.prepared
 FOLDER ?= docs
 # The CPU build of torch, installed first: an unpinned torch pulls GBs of CUDA packages.
 TORCH ?= torch==2.13.0
@@ -16,11 +17,14 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # `models prepare` makes the embedder's exports and measures the fastest backend on this
-# CPU once (about a minute), so the first index waits for neither (docs/performance.md).
-install: $(STAMP)
+# CPU, once after installing, so the first index waits for neither (docs/performance.md).
+$(PREPARED): $(STAMP)
 	$(BIN)/iterretgen-chat models prepare
+	touch $(PREPARED)
 
-run: install
+install: $(PREPARED)
+
+run: $(PREPARED)
 	$(BIN)/iterretgen-chat $(FOLDER)
 
 test: $(STAMP)
