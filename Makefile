@@ -6,6 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PREPARED := $(VENV)/.prepared
 FOLDER ?= docs
 READER ?= qwen2.5-coder-1.5b-instruct
 # The CPU build of torch, installed first: an unpinned torch pulls GBs of CUDA packages.
@@ -19,19 +20,17 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # `models prepare` makes the embedder's exports and measures the fastest backend on this
-# CPU once (about a minute), so the first index waits for neither (docs/performance.md).
-install: $(STAMP)
+# CPU, once after installing, so the first index waits for neither (docs/performance.md).
+$(PREPARED): $(STAMP)
 	$(BIN)/iterretgen-chat models prepare
+	touch $(PREPARED)
 
-# `models prepare` makes the embedder's exports and measures the fastest backend on this
-# CPU once (about a minute), so the first index waits for neither (docs/performance.md).
-install: $(STAMP)
-	$(BIN)/iterretgen-chat models prepare
+install: $(PREPARED)
 
-models: install
+models: $(PREPARED)
 	-$(BIN)/iterretgen-chat models pull $(READER)
 
-run: install models
+run: $(PREPARED) models
 	$(BIN)/iterretgen-chat $(FOLDER)
 
 test: $(STAMP)

@@ -13,7 +13,9 @@ live context is switched between the two, interleaved:
 
 ``--corpus N`` retrieves from the first N corpus documents plus the questions' gold ones
 instead of the whole corpus, for a machine too slow to embed it in the time there is.
-Usage: scripts/bench_threads.py [--questions 20] [--repeats 5] [--corpus N] [--out FILE]
+Three settings: "half" and "all" fixed, and "auto", the app's own (all the cores that other
+runnable tasks leave free, engine/cores.py).
+Usage: scripts/bench_threads.py [--questions 20] [--repeats 5] [--token-rates-only] [--corpus N] [--out FILE]
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ def main() -> None:
     parser.add_argument("--dataset", type=Path, default=DATA)
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=5, help="cold prompts per setting for the token rates")
+    parser.add_argument("--token-rates-only", action="store_true", help="no eval questions")
     parser.add_argument("--corpus", type=int, help="only the first N documents and the gold ones")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
@@ -106,8 +109,14 @@ def main() -> None:
     else:
         retriever = open_dataset_retriever(dataset, session.embedder, lambda message: print(message, file=sys.stderr))
     generator = session.generator
-    generator.cores = None  # the benchmark sets the threads itself
-    modes = {"half": half_the_cores(), "all": usable_cores()}
+    share = generator.cores
+    # Fixed counts, and "auto": what the app does (all the cores other programs leave free).
+    modes = {"half": half_the_cores(), "all": usable_cores(), "auto": None}
+
+    def use(mode: str) -> None:
+        generator.cores = share if modes[mode] is None else None
+        if modes[mode] is not None:
+            generator.set_threads(modes[mode])
 
     rates = {mode: {"prompt": [], "decode": []} for mode in modes}
     for n, question in enumerate(questions[: args.repeats]):
@@ -115,17 +124,21 @@ def main() -> None:
         prompt = build_prompt(question.text, passages, count_tokens=generator.count_tokens,
                               budget=generator.n_ctx - settings.max_tokens)
         for mode in (list(modes) if n % 2 == 0 else list(modes)[::-1]):
-            generator.set_threads(modes[mode])
+            use(mode)
             prompt_rate, decode_rate = token_rates(generator, prompt.messages, prompt.tokens, 64)
             rates[mode]["prompt"].append(prompt_rate)
             rates[mode]["decode"].append(decode_rate)
+            print(f"{mode} ({generator.n_threads} threads): prompt {prompt_rate:.1f} tokens/s, "
+                  f"decode {decode_rate:.1f} tokens/s", file=sys.stderr)
 
+    if args.token_rates_only:
+        questions = []
     timed = FirstToken(generator)
     seconds = {mode: [] for mode in modes}
     first_token = {mode: [] for mode in modes}
     for n, question in enumerate(questions):
         for mode in (list(modes) if n % 2 == 0 else list(modes)[::-1]):
-            generator.set_threads(modes[mode])
+            use(mode)
             generator.reset()
             timed.start()
             record = evaluate.evaluate_question(
@@ -145,20 +158,22 @@ def main() -> None:
               "modes": {}}
     for mode in modes:
         report["modes"][mode] = {
+            "prompt_tokens_per_s": [round(r, 1) for r in rates[mode]["prompt"]],
+            "decode_tokens_per_s": [round(r, 1) for r in rates[mode]["decode"]],
             "prompt_tokens_per_s_median": round(med(rates[mode]["prompt"]), 1),
             "decode_tokens_per_s_median": round(med(rates[mode]["decode"]), 1),
-            "seconds_per_question_median": round(med(seconds[mode]), 2),
-            "seconds_per_question_mean": round(statistics.fmean(seconds[mode]), 2),
-            "first_token_of_iteration_1_s_median": round(med(first_token[mode]), 3),
-            "seconds_per_question": [round(s, 2) for s in seconds[mode]],
         }
-    half, full = report["modes"]["half"], report["modes"]["all"]
-    report["all_over_half"] = {
-        "seconds_per_question_mean": round(full["seconds_per_question_mean"] / half["seconds_per_question_mean"], 3),
-        "seconds_per_question_median": round(full["seconds_per_question_median"] / half["seconds_per_question_median"], 3),
-        "first_token_of_iteration_1": round(full["first_token_of_iteration_1_s_median"]
-                                            / half["first_token_of_iteration_1_s_median"], 3),
-    }
+        if questions:
+            report["modes"][mode].update(
+                seconds_per_question_median=round(med(seconds[mode]), 2),
+                seconds_per_question_mean=round(statistics.fmean(seconds[mode]), 2),
+                first_token_of_iteration_1_s_median=round(med(first_token[mode]), 3),
+                seconds_per_question=[round(s, 2) for s in seconds[mode]],
+            )
+    half = report["modes"]["half"]
+    for mode in ("all", "auto"):
+        report[f"{mode}_over_half"] = {key: round(report["modes"][mode][key] / value, 3)
+                                       for key, value in half.items() if key.endswith("median")}
     print_report(report, args.out)
 
 

@@ -17,6 +17,7 @@ from .fakes import HashEmbedder
 @pytest.fixture
 def eight_cores(monkeypatch):
     monkeypatch.setattr(cores_module, "usable_cores", lambda: 8)
+    monkeypatch.setattr(cores_module, "others_running", lambda: 0)
 
 
 def test_threads_follow_indexing_activity(eight_cores):
@@ -28,6 +29,27 @@ def test_threads_follow_indexing_activity(eight_cores):
             assert share.llm_threads() == 4
         assert share.busy
     assert share.llm_threads() == 8
+
+
+def test_other_programs_keep_their_cores(eight_cores, monkeypatch):
+    share = CoreShare()
+    monkeypatch.setattr(cores_module, "others_running", lambda: 3)
+    share.look_around()
+    assert share.llm_threads() == 5
+    with share.indexing():
+        assert share.llm_threads() == 4
+    monkeypatch.setattr(cores_module, "others_running", lambda: 30)  # a machine far past its cores
+    share.look_around()
+    assert share.llm_threads() == 1
+
+
+def test_runnable_tasks_are_read_from_loadavg(monkeypatch, tmp_path):
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text("14.04 13.73 14.00 16/198 7202\n")
+    monkeypatch.setattr(cores_module, "_LOADAVG", loadavg)
+    assert cores_module.others_running() == 15  # the reader itself is one of the 16
+    monkeypatch.setattr(cores_module, "_LOADAVG", tmp_path / "missing")  # not Linux
+    assert cores_module.others_running() == 0
 
 
 def test_an_interrupted_sync_gives_the_cores_back(eight_cores):
@@ -67,6 +89,7 @@ def test_the_live_model_changes_threads_mid_answer_without_reloading(monkeypatch
     from iterretgen_tui.engine.loop.generator import LlamaGenerator
 
     monkeypatch.setattr(cores_module, "usable_cores", lambda: 2)  # more threads than cores would crawl
+    monkeypatch.setattr(cores_module, "others_running", lambda: 0)  # whatever else this machine runs
     share = CoreShare()
     generator = LlamaGenerator(models.resolve_llm(models.EMBEDDED_LLM), n_ctx=1024, device="cpu", cores=share)
     context = generator._llm.ctx

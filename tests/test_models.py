@@ -218,7 +218,11 @@ def test_models_list_text(capsys):
     assert " * smollm2-135m " in out and "embedded" in out  # the suite pins it (conftest)
     assert "available (iterretgen-chat models pull NAME):" in out
     assert "llama-3.1-8b-instruct" in out and "   qwen2.5-coder-1.5b-instruct " in out
-    assert out.splitlines()[-1].startswith("devices (--device auto): llm ")
+    assert out.splitlines()[-2].startswith("devices (--device auto): llm ")
+    # auto on a CPU: nothing measured yet in this fresh home (tests/test_calibration.py measures)
+    last = out.splitlines()[-1]
+    assert last.startswith("embedding backend (--embed-backend auto): ")
+    assert "not measured on this CPU yet" in last or "a GPU" in last
 
 
 def test_config_local_path_is_listed_with_its_size(tmp_path, monkeypatch):

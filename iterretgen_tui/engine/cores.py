@@ -1,20 +1,26 @@
 """How many CPU threads the chat model may take right now.
 
 llama.cpp's threads spin while they wait for each other, so when they share the cores
-with other heavy work (the indexer's embedder) every step waits for a descheduled thread:
-decoding slowed 10-100x here, far worse than leaving half the cores idle. Alone, though,
-the model should have all of them (docs/performance.md). ``CoreShare`` is the one object
-the indexer and the generator both hold: indexing marks itself busy, and the generator
-reads the count before each answer and between tokens.
+with other heavy work every step waits for a descheduled thread: decoding crawls, far
+slower than on fewer threads (docs/performance.md). Alone, though, the model
+should have all of them. ``CoreShare`` is the one object the indexer and the generator
+both hold: indexing marks itself busy and halves the model's share; before each prompt
+the generator also looks at what else is runnable on the machine (other programs, the
+UI) and leaves those tasks their cores.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator
 
 from .machine import usable_cores
+
+_LOADAVG = Path("/proc/loadavg")
+_SAMPLES = 5  # a few looks a couple of milliseconds apart: one runnable blip is not load
 
 
 def half_the_cores() -> int:
@@ -22,10 +28,26 @@ def half_the_cores() -> int:
     return max(usable_cores() // 2, 1)
 
 
+def others_running() -> int:
+    """Tasks other than the caller that are runnable now (Linux's /proc/loadavg, median of
+    a few looks); 0 where the system does not say."""
+    counts = []
+    for n in range(_SAMPLES):
+        try:
+            runnable = _LOADAVG.read_text().split()[3].split("/")[0]
+        except (OSError, IndexError):
+            return 0
+        counts.append(int(runnable) - 1)  # the caller is runnable while it reads
+        if n < _SAMPLES - 1:
+            time.sleep(0.002)
+    return max(sorted(counts)[len(counts) // 2], 0)
+
+
 class CoreShare:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._indexing = 0  # running syncs: a folder's and a watch's may overlap
+        self._others = 0  # other runnable tasks when last looked
 
     @contextmanager
     def indexing(self) -> Iterator[None]:
@@ -41,5 +63,12 @@ class CoreShare:
     def busy(self) -> bool:
         return self._indexing > 0
 
+    def look_around(self) -> None:
+        """Count what else runs; call it while the model's own threads are idle (before a
+        prompt), or they would count themselves."""
+        self._others = others_running()
+
     def llm_threads(self) -> int:
-        return half_the_cores() if self.busy else usable_cores()
+        """All the cores the others leave free; at most half while indexing runs; at least one."""
+        ceiling = half_the_cores() if self.busy else usable_cores()
+        return max(min(ceiling, usable_cores() - self._others), 1)

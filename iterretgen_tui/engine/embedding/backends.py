@@ -7,9 +7,9 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Sequence
 
-from . import calibration, onnx_export
-from .embedder import Embedder, SentenceEmbedder, resolve_device
-from .onnx_embedder import BACKEND_VARIANTS, OnnxEmbedder, export_ready, load_export
+from . import calibration, embedder, onnx_embedder, onnx_export
+from .embedder import Embedder, resolve_device
+from .onnx_embedder import BACKEND_VARIANTS, export_ready, load_export
 
 EMBED_BACKENDS = ("auto", "torch", *BACKEND_VARIANTS)  # the setting's values
 
@@ -40,9 +40,10 @@ def embedder_key(folders: Sequence[Path]) -> str:
 
 
 def build(backend: str, path: Path, *, device: str, status: Callable[[str], None], **options) -> Embedder:
+    # Looked up on their modules when called, so a test can stand in for either class.
     if backend == "torch":
-        return SentenceEmbedder(path, device=device, **options)
-    return OnnxEmbedder(path, variant=BACKEND_VARIANTS[backend], status=status, **options)
+        return embedder.SentenceEmbedder(path, device=device, **options)
+    return onnx_embedder.OnnxEmbedder(path, variant=BACKEND_VARIANTS[backend], status=status, **options)
 
 
 def load_embedder(
@@ -86,9 +87,8 @@ def prepare(path: Path, *, device: str, query_path: Path | None = None,
     known = calibration.cached(embedder_key(folders))
     if known is not None and set(candidates(folders)) <= set(known.rates):
         return known.backend
-    embedder = load_embedder(path, backend="auto", device=device, query_path=query_path, status=status,
-                             measure_again=True, **options)
-    return embedder.backend
+    return load_embedder(path, backend="auto", device=device, query_path=query_path, status=status,
+                         measure_again=True, **options).backend
 
 
 def remembered(path: Path, query_path: Path | None = None) -> calibration.Calibration | None:
@@ -96,6 +96,6 @@ def remembered(path: Path, query_path: Path | None = None) -> calibration.Calibr
     return calibration.cached(embedder_key([path] + ([query_path] if query_path else [])))
 
 
-def _labelled(embedder: Embedder, backend: str, chosen_by: str) -> Embedder:
-    embedder.backend, embedder.chosen_by = backend, chosen_by
-    return embedder
+def _labelled(loaded: Embedder, backend: str, chosen_by: str) -> Embedder:
+    loaded.backend, loaded.chosen_by = backend, chosen_by
+    return loaded

@@ -39,7 +39,7 @@ class Calibration:
     measured_at: str = ""
 
     def summary(self) -> str:
-        """"onnx-int8 (measured: onnx-int8 31/s, torch 16/s)"."""
+        """The winner, then every candidate's rate, fastest first."""
         ranked = sorted(self.rates.items(), key=lambda item: -item[1])
         return f"{self.backend} (measured: {', '.join(f'{name} {rate:.3g}/s' for name, rate in ranked)})"
 

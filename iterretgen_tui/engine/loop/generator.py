@@ -60,8 +60,8 @@ class LlamaGenerator:
         self.identity = f"{self.path.name}:{stat.st_size}:{int(stat.st_mtime)}"
         self.n_gpu_layers = gpu_layers(device)
         self.device = "cuda" if self.n_gpu_layers else "cpu"
-        # The prompt and decoding take the same threads: all the cores while nothing else
-        # runs, half while ``cores`` says indexing does (engine/cores.py). ``n_threads``
+        # The prompt and decoding take the same threads: all the cores others leave free,
+        # at most half while ``cores`` says indexing runs (engine/cores.py). ``n_threads``
         # fixes the count instead (benchmarks).
         self.cores = None if n_threads else (cores or CoreShare())
         self.n_threads = n_threads or self.cores.llm_threads()
@@ -102,6 +102,8 @@ class LlamaGenerator:
         self, messages: Sequence[Message], *, max_tokens: int, cancel: threading.Event
     ) -> Stream[str, None, None]:
         with self._lock:
+            if self.cores is not None:
+                self.cores.look_around()  # the model's threads are idle now: they do not count
             self._follow_cores()
             chunks = self._llm.create_chat_completion(
                 messages=list(messages),
