@@ -32,6 +32,7 @@ class Settings:
     adaptive: bool = True  # stop early when consecutive answers converge
     keep_passages: bool = True  # carry earlier iterations' passages forward (docs/evaluation.md)
     query_mode: str = "feedback"  # how iteration t >= 2 retrieves (engine.iterretgen.QUERY_MODES)
+    retrieval: str = "hybrid"  # rankings every search fuses (engine/retrieval/modes.py; docs/evaluation.md)
     n_ctx: int = 4096
     max_tokens: int = 256
     passage_words: int = 100
@@ -43,6 +44,10 @@ class Settings:
 
         if self.query_mode not in QUERY_MODES:
             raise ConfigError(f"query_mode must be one of {', '.join(QUERY_MODES)}, not {self.query_mode!r}")
+        from .engine.retrieval.modes import RETRIEVAL_MODES
+
+        if self.retrieval not in RETRIEVAL_MODES:
+            raise ConfigError(f"retrieval must be one of {', '.join(RETRIEVAL_MODES)}, not {self.retrieval!r}")
         if self.device not in DEVICES:
             raise ConfigError(f"device must be one of {', '.join(DEVICES)}, not {self.device!r}")
         if self.embed_backend not in EMBED_BACKENDS:

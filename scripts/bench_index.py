@@ -6,9 +6,15 @@
 - passages per second of raw ``SentenceTransformer.encode`` on the very texts the indexer
   embedded, in the same run (the ceiling the indexer's overhead is measured against);
 - seconds to bring the index up to date after one of the files changes (goal < 2 s),
-  and after nothing changed.
+  and after nothing changed;
+- what the keyword index of hybrid retrieval (issue 21) costs: the folder indexed again
+  into fresh indexes with and without it, alternately ``--repeats`` times, the vectors
+  replayed from memory so that only the index's own work differs (passages per second,
+  and the same figure with this run's embedding time added back), and each index's size
+  on disk.
 
 Usage: scripts/bench_index.py [--dataset DIR] [--files 1000] [--embedder NAME] [--device cpu] [--embed-backend auto]
+       [--repeats 3]
 """
 
 from __future__ import annotations
@@ -45,6 +51,67 @@ def embedded_texts(folder: Path, words: int, overlap: int) -> list[str]:
     return texts
 
 
+class Replayed:
+    """An embedder that answers from vectors computed once, so repeated runs differ only
+    in what the index does."""
+
+    def __init__(self, embedder, texts: list[str]) -> None:
+        self.name, self.dim, self.metric, self.identity = embedder.name, embedder.dim, embedder.metric, embedder.identity
+        started = time.perf_counter()
+        self.vectors = dict(zip(texts, embedder.embed_batch(texts)))
+        self.seconds = time.perf_counter() - started  # the embedding a real run adds
+
+    def embed_batch(self, texts, *, queries=False):
+        import numpy as np
+
+        return np.stack([self.vectors[t] for t in texts])
+
+
+def size_on_disk(directory: Path) -> int:
+    return sum(f.stat().st_size for f in directory.iterdir() if f.is_file())
+
+
+def keyword_index_cost(folder: Path, embedder, texts: list[str], root: Path, repeats: int) -> dict:
+    """Indexing with and without the keyword index (dropped right after opening: what an
+    index was before issue 21), alternately, and both indexes' sizes once closed."""
+    import statistics
+
+    from iterretgen_tui.engine.indexing import index as index_module
+    from iterretgen_tui.engine.indexing.index import PassageIndex
+    from iterretgen_tui.engine.indexing.indexer import sync_folder
+
+    replayed = Replayed(embedder, texts)
+    seconds = {"dense_only": [], "hybrid": []}
+    sizes = {}
+    for n in range(repeats):
+        for kind in seconds:
+            directory = root / f"{kind}-{n}"
+            index = PassageIndex.open(directory, embedder_identity=replayed.identity, dim=replayed.dim)
+            if kind == "dense_only":
+                with index.lock():
+                    for statement in index_module._LEXICAL_DROP:
+                        index._db.execute(statement)  # meta still names the tokenizer: nothing rebuilds it
+            report = sync_folder(folder, index, replayed)
+            seconds[kind].append(report.seconds)
+            index.close()
+            sizes[kind] = size_on_disk(directory)
+    passages = report.passages
+    result = {"passages": passages, "repeats": repeats, "embedding_seconds": round(replayed.seconds, 2)}
+    for kind, runs in seconds.items():
+        median = statistics.median(runs)
+        result[kind] = {
+            "index_only_seconds_median": round(median, 3),
+            "index_only_passages_per_second": round(passages / median, 1),
+            "with_embedding_passages_per_second": round(passages / (median + replayed.seconds), 1),
+            "bytes_on_disk": sizes[kind],
+        }
+    result["throughput_hybrid_vs_dense_only"] = round(
+        result["hybrid"]["with_embedding_passages_per_second"] / result["dense_only"]["with_embedding_passages_per_second"], 3)
+    result["size_hybrid_vs_dense_only"] = round(sizes["hybrid"] / sizes["dense_only"], 3)
+    result["goal"] = {"throughput_ratio_at_least": 0.9, "size_ratio_at_most": 1.4}
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", type=Path, default=DATA)
@@ -53,6 +120,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--embed-backend", default="auto",
                         help="the indexer's embedder: auto, torch, onnx, onnx-int8, openvino-int8")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each index kind for the keyword-index cost")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,6 +167,7 @@ def main() -> None:
         update = sync_folder(folder, index, embedder)
         update_seconds = time.perf_counter() - started
         index.close()
+        keyword = keyword_index_cost(folder, embedder, texts, Path(tmp) / "kinds", args.repeats)
 
     print(
         json.dumps(
@@ -120,6 +189,7 @@ def main() -> None:
                 "indexer_vs_raw": round((report.embedded / index_seconds) / (len(texts) / raw_seconds), 3),
                 "no_change_sync_seconds": round(noop_seconds, 3),
                 "no_change_embedded": unchanged.embedded,
+                "keyword_index_cost": keyword,
                 "one_file_changed": {
                     "needs_sync": stale,
                     "seconds": round(update_seconds, 3),

@@ -46,6 +46,7 @@ def passage_json(p: Passage) -> dict:
         "title": p.title,
         "passage_id": p.id,
         "score": round(p.score, 6),
+        "found_by": p.found_by or "dense",  # issue 21; "" is dense retrieval alone
         "text": p.text,
     }
 

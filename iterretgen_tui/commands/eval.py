@@ -75,12 +75,18 @@ class Progress:
                 print(file=sys.stderr)
 
 
-def open_dataset_retriever(dataset, embedder, say):
+def open_dataset_retriever(dataset, embedder, say, retrieval: str = "dense"):
+    """A retriever of the setting ``retrieval`` over ``open_dataset_index``."""
+    from ..engine.retrieval.modes import build_retriever
+
+    return build_retriever(retrieval, embedder, open_dataset_index(dataset, embedder, say))
+
+
+def open_dataset_index(dataset, embedder, say):
     """The dataset's corpus in the index store (one passage per document, source = its
     id); cached, so a second run embeds nothing."""
     from ..engine.indexing.index import PassageIndex
     from ..engine.indexing.indexer import sync_corpus
-    from ..engine.retrieval.retriever import Retriever
 
     index = PassageIndex.open(
         paths.dataset_index_dir(dataset.directory, embedder.identity),
@@ -97,7 +103,7 @@ def open_dataset_retriever(dataset, embedder, say):
     report = sync_corpus(index, dataset.corpus(), embedder, progress=progress)
     say(f"index of {dataset.name}: {report.passages} passages, "
         f"{report.embedded} embedded now ({report.seconds:.0f} s)")
-    return Retriever(embedder, index)
+    return index
 
 
 def run_config(dataset, settings, *, iterations: int, draft_source: str = "model",
@@ -109,6 +115,7 @@ def run_config(dataset, settings, *, iterations: int, draft_source: str = "model
         "query_encoder": settings.query_encoder, "embed_backend": settings.embed_backend, "iterations": iterations,
         "top_k": settings.top_k, "max_tokens": settings.max_tokens, "n_ctx": settings.n_ctx,
         "keep_passages": settings.keep_passages, "query_mode": settings.query_mode,
+        "retrieval": settings.retrieval,
         "draft_source": draft_source,
         "judge_llm": judge_llm,
     }
@@ -128,6 +135,7 @@ def output_paths(out: Path | None, config: dict) -> tuple[Path, Path, Path]:
 def run(args: argparse.Namespace) -> int:
     from ..engine.evaluation import evaluate
     from ..engine.evaluation.datasets import DatasetError, load_dataset
+    from ..engine.retrieval.modes import RETRIEVAL_MODES, build_retriever
     from ..eval_report import format_table, plot
     from ..session import Session
 
@@ -151,11 +159,15 @@ def run(args: argparse.Namespace) -> int:
 
     session = Session(settings)
     session.load_models(status=say)
-    retriever = open_dataset_retriever(dataset, session.embedder, say)
+    # Issue 21: every retrieval setting is scored (question alone); the loop runs the chosen one.
+    index = open_dataset_index(dataset, session.embedder, say)
+    retrievers = {mode: build_retriever(mode, session.embedder, index) for mode in RETRIEVAL_MODES}
+    retriever = retrievers[settings.retrieval]
     started = time.perf_counter()
+    compared = evaluate.compare_retrieval(questions, retrievers, base="dense", top_k=settings.top_k)
     summary = {"dataset": dataset.name, "n": len(questions), "iterations": [],
                "adaptive": None, "differences": {},
-               "retrieval": evaluate.retrieval_metrics(questions, retriever)}
+               "retrieval": compared["settings"][settings.retrieval], "retrieval_settings": compared}
     seconds = time.perf_counter() - started
     if dataset.has_answers:
         try:

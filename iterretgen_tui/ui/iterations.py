@@ -17,6 +17,7 @@ from ..engine.passages import Passage
 from .streaming import StreamingMarkdown
 
 QUERY_CHARS = 160  # an iteration's query holds the whole previous draft: show its gist
+FOUND_BY = {"dense": "found by meaning", "lexical": "found by keywords", "both": "found by both"}
 
 
 def passage_label(n: int, passage: Passage) -> Text:
@@ -24,6 +25,8 @@ def passage_label(n: int, passage: Passage) -> Text:
     label.append(f"{n}. {passage.title or '(untitled)'}\n", style="bold")
     label.append(passage.citation, style="italic")
     label.append(f" · score {passage.score:.2f}", style="dim")
+    if passage.found_by:  # issue 21: which ranker found it, where several ran
+        label.append(f" · {FOUND_BY[passage.found_by]}", style="dim")
     return label
 
 

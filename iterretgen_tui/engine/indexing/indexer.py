@@ -104,6 +104,7 @@ def sync_folder(
     started = time.monotonic()
     report = IndexReport()
     with index.lock(timeout=lock_timeout, cancel=cancel, on_wait=on_wait):
+        _build_lexical(index, progress, cancel)
         chunking = _chunking(words, overlap)
         reprocess_all = index.meta("chunking") != chunking
         entries, report.skipped = scan(root, exclude=index.directory)
@@ -239,6 +240,7 @@ def sync_corpus(
     report = IndexReport()
     docs = list(docs)
     with index.lock(cancel=cancel):
+        _build_lexical(index, progress, cancel)
         reprocess_all = index.meta("chunking") != CORPUS_LAYOUT
         known = index.files()
         seen: set[str] = set()
@@ -283,6 +285,17 @@ def _check(index: PassageIndex, embedder: Embedder) -> None:
         raise IndexMismatchError(
             f"the index holds vectors of {index.identity!r}; it cannot take vectors of {embedder.identity!r}"
         )
+
+
+def _build_lexical(index: PassageIndex, progress: ProgressCallback | None, cancel: threading.Event | None) -> None:
+    """An index from before the keyword index gets it from its stored passages, once."""
+    started = time.monotonic()
+
+    def report(done: int, total: int) -> None:
+        rate = done / max(time.monotonic() - started, 1e-9)
+        progress(IndexProgress(0, 0, done, rate, (total - done) / rate, f"keyword index: {done}/{total} passages"))
+
+    index.build_lexical(progress=report if progress else None, cancel=cancel)
 
 
 def _remove(
