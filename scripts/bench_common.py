@@ -15,7 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+# ../shared/data beside the checkout; a git worktree sits one level deeper (wt/NAME).
+SCIFACT = next(
+    (d / "shared" / "data" / "scifact" for d in Path(__file__).resolve().parents if (d / "shared" / "data").is_dir()),
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact",
+)
 
 
 def seed_texts(dataset: Path, count: int) -> list[str]:

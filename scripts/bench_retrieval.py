@@ -52,6 +52,24 @@ def cpu_timed(fn, *args):
     return result, wall, time.process_time() - cpu
 
 
+def size_on_disk(directory: Path) -> int:
+    return sum(f.stat().st_size for f in directory.iterdir() if f.is_file())
+
+
+def compacted_size(directory: Path, *, drop_keywords: bool = False) -> int:
+    """Bytes on disk once compacted; ``drop_keywords``: as the index was before issue 21."""
+    import sqlite3
+
+    from iterretgen_tui.engine.indexing.index import _LEXICAL_DROP
+
+    db = sqlite3.connect(directory / "index.sqlite3", isolation_level=None)
+    for statement in _LEXICAL_DROP if drop_keywords else ():
+        db.execute(statement)
+    db.execute("VACUUM")
+    db.close()
+    return size_on_disk(directory)
+
+
 def end_to_end(embedders: dict, seeds: np.ndarray, texts: list[str], questions: list[str], n: int, home: Path) -> dict:
     import faiss
 
@@ -88,12 +106,15 @@ def end_to_end(embedders: dict, seeds: np.ndarray, texts: list[str], questions: 
         exact_seconds.append(timed(exact.search, vector, 5)[1])
         keyword_seconds.append(timed(LexicalRetriever(index).retrieve, question, FUSION_DEPTH)[1])
     index.close()
+    sizes = {"hybrid": compacted_size(index.directory)}
+    sizes["dense_only"] = compacted_size(index.directory, drop_keywords=True)
     return {
         "passages": n,
         "faiss_index": "IVF" if n >= ANN_THRESHOLD else "exact",
         "build_seconds": round(build_seconds, 1),
         "exact_flat_search_without_texts": percentiles(exact_seconds),
         "keyword_search_50_deep": percentiles(keyword_seconds),
+        "bytes_on_disk": {**sizes, "ratio": round(sizes["hybrid"] / sizes["dense_only"], 3), "goal_ratio_at_most": 1.4},
         "backends": {name: {part: percentiles(s) for part, s in parts.items()} for name, parts in times.items()},
         "goal_p50_ms": 25,
     }

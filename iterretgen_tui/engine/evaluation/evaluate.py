@@ -204,15 +204,18 @@ def retrieval_rows(
     the qrels and, where the set has answers, what iteration 1 reads: answer and gold
     recall of the top ``top_k``."""
     rows = []
-    depth = max(*RECALL_KS, top_k)
     for start in range(0, len(questions), batch_size):
         chunk = questions[start : start + batch_size]
-        for question, ranked in zip(chunk, retriever.retrieve_many([q.text for q in chunk], depth)):
+        texts = [q.text for q in chunk]
+        # The top k asked for on their own, as the loop asks: a fusion reads its rankings
+        # to a depth that depends on k, so the first k of 100 may differ from them.
+        tops = retriever.retrieve_many(texts, top_k) if any(q.answers for q in chunk) else [()] * len(chunk)
+        for question, ranked, top in zip(chunk, retriever.retrieve_many(texts, max(RECALL_KS)), tops):
             ids = [p.source for p in ranked]
             row = {f"recall@{k}": metrics.recall_at(ids, question.relevant, k) for k in RECALL_KS}
             row["ndcg@10"] = metrics.ndcg_at(ids, question.relevant, 10)
             if question.answers:
-                row.update({f"{name}@{top_k}": value for name, value in retrieval_scores(ranked[:top_k], question).items()})
+                row.update({f"{name}@{top_k}": value for name, value in retrieval_scores(top, question).items()})
             rows.append(row)
     return rows
 
