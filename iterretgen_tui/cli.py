@@ -44,6 +44,16 @@ def add_loop_flags(parser: argparse.ArgumentParser) -> None:
                         help="how iteration 2+ retrieves (default: the setting; feedback unless changed)")
     parser.add_argument("--keep-passages", dest="keep_passages", action=argparse.BooleanOptionalAction,
                         help="carry earlier iterations' passages into the next prompt (default: the setting)")
+    add_retrieval_flag(parser)
+
+
+def add_retrieval_flag(parser: argparse.ArgumentParser) -> None:
+    """--retrieval, which the app takes as well as `ask` and `eval` (issue 21)."""
+    from .engine.retrieval.modes import RETRIEVAL_MODES
+
+    parser.add_argument("--retrieval", choices=RETRIEVAL_MODES,
+                        help="what each search ranks by: dense and keyword fused (hybrid), or one alone "
+                             "(default: the setting; hybrid unless changed)")
 
 
 def settings_from(args: argparse.Namespace, **extra):
@@ -54,7 +64,7 @@ def settings_from(args: argparse.Namespace, **extra):
     flags = {
         name: getattr(args, name, None)
         for name in ("llm", "embedder", "device", "query_encoder", "embed_backend",
-                     "query_mode", "keep_passages")
+                     "query_mode", "keep_passages", "retrieval")
     }
     flags.update(extra)
     return config.load({k: v for k, v in flags.items() if v is not None})

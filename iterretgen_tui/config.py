@@ -34,6 +34,7 @@ class Settings:
     keep_passages: bool = LoopOptions.keep_passages
     query_mode: str = LoopOptions.query_mode
     max_tokens: int = LoopOptions.max_tokens
+    retrieval: str = "hybrid"  # rankings every search fuses (engine/retrieval/modes.py; docs/evaluation.md)
     n_ctx: int = 4096
     passage_words: int = ChunkOptions.words
     passage_overlap: int = ChunkOptions.overlap
@@ -49,6 +50,10 @@ class Settings:
         return ChunkOptions(words=self.passage_words, overlap=self.passage_overlap)
 
     def validated(self) -> "Settings":
+        from .engine.retrieval.modes import RETRIEVAL_MODES
+
+        if self.retrieval not in RETRIEVAL_MODES:
+            raise ConfigError(f"retrieval must be one of {', '.join(RETRIEVAL_MODES)}, not {self.retrieval!r}")
         if self.device not in DEVICES:
             raise ConfigError(f"device must be one of {', '.join(DEVICES)}, not {self.device!r}")
         if self.embed_backend not in EMBED_BACKENDS:

@@ -73,7 +73,7 @@ class Session:
         """Index ``folder`` (incrementally) and make it the one questions are answered from.
         ``on_wait`` hears once if another process is writing the index and we wait for it."""
         from .engine.indexing.indexer import open_folder_index, sync_folder
-        from .engine.retrieval.retriever import Retriever
+        from .engine.retrieval.modes import build_retriever
 
         if self.embedder is None:
             raise RuntimeError("load_models() first")
@@ -95,7 +95,7 @@ class Session:
         if self.index is not None and self.index is not index:
             self.index.close()
         self.folder, self.index = folder, index
-        self.retriever = Retriever(self.embedder, index)
+        self.retriever = build_retriever(self.settings.retrieval, self.embedder, index)
         return report
 
     def ask(self, question: str, *, cancel: threading.Event, options: LoopOptions | None = None) -> Iterator[Event]:

@@ -16,7 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+# ../shared/data beside the checkout; a git worktree sits one level deeper (wt/NAME).
+SCIFACT = next(
+    (d / "shared" / "data" / "scifact" for d in Path(__file__).resolve().parents if (d / "shared" / "data").is_dir()),
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact",
+)
 
 
 def seed_texts(dataset: Path, count: int) -> list[str]:
@@ -40,8 +44,20 @@ def realish_vectors(seeds: np.ndarray, n: int, *, noise: float = 0.75, seed: int
     return out
 
 
-def fill_index(index, vectors: np.ndarray, *, per_file: int = 100) -> None:
-    """Commit the vectors as passages of synthetic files (texts of ~100-word passage length)."""
+def realish_texts(texts: list[str], n: int, *, words: int = 100, seed: int = 0) -> list[str]:
+    """n passage texts for the keyword index, each the first half of one real passage's
+    words and the second half of another's: real vocabulary and term frequencies, so
+    bm25's posting lists grow with n as a real corpus's do."""
+    rng = np.random.default_rng(seed)
+    split = [t.split() for t in texts]
+    a, b = rng.integers(0, len(split), n), rng.integers(0, len(split), n)
+    half = words // 2
+    return [" ".join(split[i][:half] + split[j][half:words]) for i, j in zip(a.tolist(), b.tolist())]
+
+
+def fill_index(index, vectors: np.ndarray, *, per_file: int = 100, texts: list[str] | None = None) -> None:
+    """Commit the vectors as passages of synthetic files (texts of ~100-word passage
+    length: ``texts`` where given, else one repeated phrase)."""
     from iterretgen_tui.engine.indexing.index import FileRecord, FileUpdate, NewPassage
 
     with index.lock():
@@ -49,7 +65,8 @@ def fill_index(index, vectors: np.ndarray, *, per_file: int = 100) -> None:
             updates = []
             for f in range(start, min(start + 100 * per_file, len(vectors)), per_file):
                 passages = [
-                    NewPassage(f"doc {f}", f"synthetic passage {i} " * 30, str(i), f"k{i}", vectors[i])
+                    NewPassage(f"doc {f}", texts[i] if texts else f"synthetic passage {i} " * 30, str(i), f"k{i}",
+                               vectors[i])
                     for i in range(f, min(f + per_file, len(vectors)))
                 ]
                 updates.append(FileUpdate(FileRecord(f"/synthetic/{f}.txt", 1, 0, 0, str(f)), passages))

@@ -6,9 +6,15 @@
 - passages per second of raw ``SentenceTransformer.encode`` on the very texts the indexer
   embedded, in the same run (the ceiling the indexer's overhead is measured against);
 - seconds to bring the index up to date after one of the files changes (goal < 2 s),
-  and after nothing changed.
+  and after nothing changed;
+- what the keyword index of hybrid retrieval (issue 21) costs: the folder indexed again
+  into fresh indexes with and without it, alternately ``--repeats`` times, the vectors
+  replayed from memory so that only the index's own work differs (passages per second,
+  and the same figure with this run's embedding time added back), and each index's size
+  on disk.
 
 Usage: scripts/bench_index.py [--dataset DIR] [--files 1000] [--embedder NAME] [--device cpu] [--embed-backend auto]
+       [--repeats 3]
 """
 
 from __future__ import annotations
@@ -47,6 +53,71 @@ def embedded_texts(folder: Path, words: int, overlap: int) -> list[str]:
     return texts
 
 
+class Replayed:
+    """An embedder that answers with the vectors an index already holds for these texts,
+    so repeated runs differ only in what the index does."""
+
+    def __init__(self, embedder, index) -> None:
+        self.name, self.dim, self.metric, self.identity = embedder.name, embedder.dim, embedder.metric, embedder.identity
+        self.index = index
+
+    def embed_batch(self, texts, *, queries=False):
+        import numpy as np
+
+        from iterretgen_tui.engine.indexing.indexer import _key
+
+        stored = self.index.vectors_for(_key(t) for t in texts)
+        return np.stack([stored[_key(t)] for t in texts])
+
+
+def size_on_disk(directory: Path) -> int:
+    return sum(f.stat().st_size for f in directory.iterdir() if f.is_file())
+
+
+def keyword_index_cost(folder: Path, embedder, built, index_seconds: float, root: Path, repeats: int) -> dict:
+    """Indexing with and without the keyword index (dropped right after opening: what an
+    index was before issue 21), alternately, the vectors replayed from the ``built``
+    index, and both indexes' sizes once closed. The first real run (``index_seconds``, with
+    the keyword index) less the median index-only hybrid run is its embedding time, which
+    is added back to compare the throughput of real runs."""
+    import statistics
+
+    from iterretgen_tui.engine.indexing import index as index_module
+    from iterretgen_tui.engine.indexing.index import PassageIndex
+    from iterretgen_tui.engine.indexing.indexer import sync_folder
+
+    replayed = Replayed(embedder, built)
+    seconds = {"dense_only": [], "hybrid": []}
+    sizes = {}
+    for n in range(repeats):
+        for kind in seconds:
+            directory = root / f"{kind}-{n}"
+            index = PassageIndex.open(directory, embedder_identity=replayed.identity, dim=replayed.dim)
+            if kind == "dense_only":
+                with index.lock():
+                    for statement in index_module._LEXICAL_DROP:
+                        index._db.execute(statement)  # meta still names the tokenizer: nothing rebuilds it
+            report = sync_folder(folder, index, replayed)
+            seconds[kind].append(report.seconds)
+            index.close()
+            sizes[kind] = size_on_disk(directory)
+    passages = report.passages
+    medians = {kind: statistics.median(runs) for kind, runs in seconds.items()}
+    embed_seconds = max(index_seconds - medians["hybrid"], 0.0)
+    result = {"passages": passages, "repeats": repeats, "embedding_seconds": round(embed_seconds, 2)}
+    for kind, median in medians.items():
+        result[kind] = {
+            "index_only_seconds_median": round(median, 3),
+            "index_only_passages_per_second": round(passages / median, 1),
+            "with_embedding_passages_per_second": round(passages / (median + embed_seconds), 1),
+            "bytes_on_disk": sizes[kind],
+        }
+    result["throughput_hybrid_vs_dense_only"] = round((medians["dense_only"] + embed_seconds) / (medians["hybrid"] + embed_seconds), 3)
+    result["size_hybrid_vs_dense_only"] = round(sizes["hybrid"] / sizes["dense_only"], 3)
+    result["goal"] = {"throughput_ratio_at_least": 0.9, "size_ratio_at_most": 1.4}
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", type=Path, default=DATA)
@@ -55,6 +126,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--embed-backend", default="auto",
                         help="the indexer's embedder: auto, torch, onnx, onnx-int8, openvino-int8")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each index kind for the keyword-index cost")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -100,6 +172,7 @@ def main() -> None:
         stale = needs_sync(folder, index)
         update = sync_folder(folder, index, embedder)
         update_seconds = time.perf_counter() - started
+        keyword = keyword_index_cost(folder, embedder, index, index_seconds, Path(tmp) / "kinds", args.repeats)
         index.close()
 
     print_report({
@@ -120,6 +193,7 @@ def main() -> None:
         "indexer_vs_raw": round((report.embedded / index_seconds) / (len(texts) / raw_seconds), 3),
         "no_change_sync_seconds": round(noop_seconds, 3),
         "no_change_embedded": unchanged.embedded,
+        "keyword_index_cost": keyword,
         "one_file_changed": {
             "needs_sync": stale,
             "seconds": round(update_seconds, 3),

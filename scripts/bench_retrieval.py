@@ -6,7 +6,10 @@
   a time by each embedding backend, then ``index.search`` for the top 5 passages with
   their texts: p50/p95 of encode, search and both (goal: p50 < 25 ms), and of the CPU
   time both take (what they cost on an idle machine). Backends run
-  interleaved per question, so each sees the same machine load.
+  interleaved per question, so each sees the same machine load. Hybrid retrieval (issue 21)
+  is timed beside it on the same questions: ``HybridRetriever.retrieve`` (encode, dense
+  and keyword search 50 deep, fusion, texts), and the keyword search alone; the passages'
+  texts are real-vocabulary blends (``realish_texts``) so bm25 reads realistic posting lists.
 - ANN at ``--ann-vectors`` (1,000,000): exact inner-product search (the naive path) against
   the IVF index ``engine/indexing/index.py`` builds above ``ANN_THRESHOLD``, one query at a time,
   recall@10 of IVF against exact search and the latency ratio, per ``nprobe``
@@ -27,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_common import SCIFACT, print_report, fill_index, realish_vectors, seed_texts
+from bench_common import SCIFACT, print_report, fill_index, realish_texts, realish_vectors, seed_texts
 
 
 def percentiles(seconds: list[float]) -> dict:
@@ -49,37 +52,69 @@ def cpu_timed(fn, *args):
     return result, wall, time.process_time() - cpu
 
 
-def end_to_end(embedders: dict, seeds: np.ndarray, questions: list[str], n: int, home: Path) -> dict:
+def size_on_disk(directory: Path) -> int:
+    return sum(f.stat().st_size for f in directory.iterdir() if f.is_file())
+
+
+def compacted_size(directory: Path, *, drop_keywords: bool = False) -> int:
+    """Bytes on disk once compacted; ``drop_keywords``: as the index was before issue 21."""
+    import sqlite3
+
+    from iterretgen_tui.engine.indexing.index import _LEXICAL_DROP
+
+    db = sqlite3.connect(directory / "index.sqlite3", isolation_level=None)
+    for statement in _LEXICAL_DROP if drop_keywords else ():
+        db.execute(statement)
+    db.execute("VACUUM")
+    db.close()
+    return size_on_disk(directory)
+
+
+def end_to_end(embedders: dict, seeds: np.ndarray, texts: list[str], questions: list[str], n: int, home: Path) -> dict:
     import faiss
 
     from iterretgen_tui.engine.indexing.index import ANN_THRESHOLD, PassageIndex
+    from iterretgen_tui.engine.retrieval.hybrid import FUSION_DEPTH, HybridRetriever
+    from iterretgen_tui.engine.retrieval.lexical import LexicalRetriever
+    from iterretgen_tui.engine.retrieval.retriever import Retriever
 
     started = time.perf_counter()
     vectors = realish_vectors(seeds, n)
     index = PassageIndex.open(home / "index", embedder_identity="bench", dim=vectors.shape[1])
-    fill_index(index, vectors)
+    fill_index(index, vectors, texts=realish_texts(texts, n))
     build_seconds = time.perf_counter() - started
     exact = faiss.IndexFlatIP(vectors.shape[1])  # the naive search, for comparison
     exact.add(vectors)
     del vectors
     faiss.omp_set_num_threads(1)
-    times = {name: {"encode": [], "search": [], "total": [], "total_cpu": []} for name in embedders}
-    exact_seconds = []
+    times = {name: {"encode": [], "search": [], "total": [], "total_cpu": [], "hybrid_total": [],
+                    "hybrid_total_cpu": []} for name in embedders}
+    hybrids = {name: HybridRetriever(Retriever(embedder, index), LexicalRetriever(index))
+               for name, embedder in embedders.items()}
+    exact_seconds, keyword_seconds = [], []
     for question in questions:
         for name, embedder in embedders.items():
             vector, encode, encode_cpu = cpu_timed(embedder.embed_queries, [question])
             found, search, search_cpu = cpu_timed(index.search, vector, 5)
             assert len(found[0]) == 5
             parts = ("encode", encode), ("search", search), ("total", encode + search), ("total_cpu", encode_cpu + search_cpu)
+            found, hybrid, hybrid_cpu = cpu_timed(hybrids[name].retrieve, question, 5)
+            assert len(found) == 5
+            parts += ("hybrid_total", hybrid), ("hybrid_total_cpu", hybrid_cpu)
             for part, seconds in parts:
                 times[name][part].append(seconds)
         exact_seconds.append(timed(exact.search, vector, 5)[1])
+        keyword_seconds.append(timed(LexicalRetriever(index).retrieve, question, FUSION_DEPTH)[1])
     index.close()
+    sizes = {"hybrid": compacted_size(index.directory)}
+    sizes["dense_only"] = compacted_size(index.directory, drop_keywords=True)
     return {
         "passages": n,
         "faiss_index": "IVF" if n >= ANN_THRESHOLD else "exact",
         "build_seconds": round(build_seconds, 1),
         "exact_flat_search_without_texts": percentiles(exact_seconds),
+        "keyword_search_50_deep": percentiles(keyword_seconds),
+        "bytes_on_disk": {**sizes, "ratio": round(sizes["hybrid"] / sizes["dense_only"], 3), "goal_ratio_at_most": 1.4},
         "backends": {name: {part: percentiles(s) for part, s in parts.items()} for name, parts in times.items()},
         "goal_p50_ms": 25,
     }
@@ -130,10 +165,13 @@ def ann(seeds: np.ndarray, queries: np.ndarray, n: int, nprobes: list[int]) -> d
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passages", type=int, default=100_000)
-    parser.add_argument("--ann-vectors", type=int, default=1_000_000)
+    parser.add_argument("--ann-vectors", type=int, default=1_000_000, help="0 skips the ANN comparison")
     parser.add_argument("--nprobe", default="16,32,64,128", help="comma-separated nprobe values to measure")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--seeds", type=int, default=1000, help="real passages the synthetic vectors are shaped on")
+    parser.add_argument("--text-seeds", type=int, default=10_000,
+                        help="real passages the synthetic texts are blended from (all of scifact's 5,183 by default): "
+                             "fewer give every word a larger document frequency than a real corpus has")
     parser.add_argument("--embedder", default="all-minilm-l6-v2")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--backends", default="torch,onnx-fp32,onnx-int8,openvino-int8",
@@ -169,9 +207,12 @@ def main() -> None:
         embedder.embed_queries(questions[:4])  # warm up
     report = {"threads": args.threads, "queries": len(questions), "seed_passages": len(seeds),
               "load_average_at_start": os.getloadavg()}
-    report["end_to_end"] = end_to_end(embedders, seeds, questions, args.passages, home)
-    query_vectors = reference.embed_queries(questions)
-    report["ann"] = ann(seeds, query_vectors, args.ann_vectors, [int(x) for x in args.nprobe.split(",")])
+    texts = seed_texts(SCIFACT, args.text_seeds)
+    report["text_seed_passages"] = len(texts)
+    report["end_to_end"] = end_to_end(embedders, seeds, texts, questions, args.passages, home)
+    if args.ann_vectors:
+        query_vectors = reference.embed_queries(questions)
+        report["ann"] = ann(seeds, query_vectors, args.ann_vectors, [int(x) for x in args.nprobe.split(",")])
 
     report["load_average_at_end"] = os.getloadavg()
     print_report(report, args.out)

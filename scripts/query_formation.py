@@ -7,10 +7,12 @@ every query mode without another LLM call. The shipped modes go through the loop
 the candidates below were tried and not shipped (their figures are in the issue's note).
 Retrieval with the question alone is iteration 1.
 Usage: scripts/query_formation.py DATASET_DIR RECORDS.jsonl [--top-k 5]
-       [--embed-backend auto] [--draft-source model|gold]
+       [--embed-backend auto] [--draft-source model|gold] [--retrieval dense|hybrid|lexical]
 (use the embed backend the records were made with, so iteration 1 is comparable;
 ``--draft-source gold`` puts the gold answer in the draft's place, as eval's diagnostic
-does: how each mode uses a perfect draft).
+does: how each mode uses a perfect draft; ``--retrieval`` is the ranking every search
+reads, as the setting of that name; the unshipped candidates need dense's embedder and
+run with it alone).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from iterretgen_tui.engine.loop.options import QUERY_MODES
 from iterretgen_tui.engine.loop.queries import FUSION_DEPTH, form_query, merge_searches, searches
 from iterretgen_tui.engine.retrieval.fusion import fuse, interleave
 from iterretgen_tui.engine.loop.prompts import extract_answer
+from iterretgen_tui.engine.retrieval.modes import RETRIEVAL_MODES
 from iterretgen_tui.session import Session
 
 
@@ -105,12 +108,14 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--embed-backend", default="auto")
     parser.add_argument("--draft-source", choices=("model", "gold"), default="model")
+    parser.add_argument("--retrieval", choices=RETRIEVAL_MODES, default="dense")
     args = parser.parse_args()
 
     dataset = load_dataset(args.dataset)
     session = Session(replace(config.load(), embed_backend=args.embed_backend, device="cpu"))
     session.load_embedder()
-    retriever = open_dataset_retriever(dataset, session.embedder, say=lambda message: None)
+    retriever = open_dataset_retriever(dataset, session.embedder, lambda message: None, args.retrieval)
+    candidates = CANDIDATES if args.retrieval == "dense" else {}
     questions = {q.id: q for q in dataset.questions}
     with open(args.records, encoding="utf-8") as fh:
         records = [r for r in map(json.loads, fh) if r.get("id") in questions]
@@ -126,7 +131,7 @@ def main() -> None:
             named = searches(question.text, query, mode, first[0])
             passages = merge_searches(named, retriever, args.top_k, mode)
             scores.setdefault(f"{mode} (t=2)", []).append(retrieval_scores(passages, question))
-        for name, retrieve in CANDIDATES.items():
+        for name, retrieve in candidates.items():
             passages = retrieve(question.text, draft, retriever, args.top_k)
             scores.setdefault(name, []).append(retrieval_scores(passages, question))
     print(json.dumps({
@@ -134,6 +139,7 @@ def main() -> None:
         "n": len(records),
         "top_k": args.top_k,
         "draft_source": args.draft_source,
+        "retrieval_setting": args.retrieval,
         "embedder": session.embedder.identity,
         "retrieval": {
             name: {metric: round(fmean(row[metric] for row in rows), 4) for metric in rows[0]}

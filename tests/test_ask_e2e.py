@@ -59,6 +59,7 @@ def test_ask_json_two_iterations_with_real_models(notes: Path):
         for passage in iteration["passages"]:
             assert Path(passage["source"]).parent == notes.resolve()
             assert passage["text"] and isinstance(passage["passage_id"], int)
+            assert passage["ranker"] in ("dense", "lexical", "both")  # hybrid by default
     assert [s["passage_id"] for s in answer["sources"]] == [p["passage_id"] for p in second["passages"]]
     assert answer["answer"] == second["answer"]
 

@@ -218,11 +218,12 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
     root = write_dataset(tmp_path / "toy")
     fake_models.append(ScriptedGenerator(reader))
     out = tmp_path / "results" / "toy.json"
-    # The toy is scripted for the paper's retrieval: iteration 2 with the draft alone.
+    # The toy is scripted for the paper's retrieval: dense, iteration 2 with the draft alone.
     assert main(["eval", str(root), "--iterations", "1,2", "--top-k", "1", "--query-mode", "draft",
-                 "--out", str(out)]) == 0
+                 "--retrieval", "dense", "--out", str(out)]) == 0
     summary = json.loads(out.read_text())
-    assert list(summary) == ["dataset", "n", "iterations", "adaptive", "differences", "retrieval", "seconds"]
+    assert list(summary) == ["dataset", "n", "iterations", "adaptive", "differences", "retrieval",
+                             "retrieval_settings", "seconds"]
     assert summary["dataset"] == "toy" and summary["n"] == 3
     assert [list(r) for r in summary["iterations"]] == [
         ["t", "em", "f1", "acc", "acc_judge", "answer_recall", "gold_recall", "llm_calls", "seconds"]
@@ -233,7 +234,13 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
     assert summary["adaptive"]["iterations"] == pytest.approx(5 / 3, abs=1e-4)
     # Acc gains 1, 1 and 0: mean 2/3, 95% interval 1.96 * sd / sqrt(3).
     assert summary["differences"]["t=2 vs t=1"]["acc"] == {"mean": 0.6667, "ci95": 0.6533}
-    assert set(summary["retrieval"]) == {"recall@5", "recall@10", "recall@100", "ndcg@10"}
+    assert set(summary["retrieval"]) == {"recall@5", "recall@10", "recall@100", "ndcg@10", "answer_recall@1", "gold_recall@1"}
+    # every retrieval setting is scored on the question alone, and paired with dense
+    compared = summary["retrieval_settings"]
+    assert list(compared["settings"]) == ["hybrid", "dense", "lexical"]
+    assert compared["settings"]["dense"] == summary["retrieval"]
+    assert list(compared["differences"]) == ["hybrid vs dense", "lexical vs dense"]
+    assert set(compared["differences"]["hybrid vs dense"]["answer_recall@1"]) == {"mean", "ci95"}
     lines = out.with_suffix(".jsonl").read_text().splitlines()
     assert json.loads(lines[0])["config"]["iterations"] == 2
     assert [json.loads(line)["id"] for line in lines[1:]] == ["q1", "q2", "q3"]
@@ -241,13 +248,14 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
     table = capsys.readouterr().out
     assert "toy  n=3" in table and "adapt 1.67" in table
     assert "t=2 vs t=1: Acc +0.667 ±0.653  AnsRec" in table
+    assert "  hybrid vs dense: recall@5 +0.000" in table
 
 
 def test_eval_resumes_after_interruption(tmp_path, fake_models, capsys):
     root = write_dataset(tmp_path / "toy")
     out = tmp_path / "toy.json"
     args = ["eval", str(root), "--iterations", "1,2", "--top-k", "1", "--query-mode", "draft",
-            "--out", str(out)]
+            "--retrieval", "dense", "--out", str(out)]
     fake_models.append(Interrupt(calls=3))  # q1 completes, q2 is cut during its second draft
     assert main(args) == 130
     records = out.with_suffix(".jsonl")

@@ -35,10 +35,13 @@ def update(path: str, *texts: str, hash_: str = "h") -> FileUpdate:
 
 
 def consistency(directory: Path, index: PassageIndex) -> None:
-    """Every vector id has a passage and every passage a vector."""
+    """Every vector id has a passage and every passage a vector; the keyword index holds
+    exactly the passages' titles and texts."""
     with sqlite3.connect(directory / "index.sqlite3") as db:
         stored = {row[0] for row in db.execute("SELECT id FROM passages")}
         orphans = db.execute("SELECT COUNT(*) FROM passages WHERE file_id NOT IN (SELECT id FROM files)").fetchone()
+        # rank 1: also compare the index with its content table (raises "malformed" if they differ)
+        db.execute("INSERT INTO lexical (lexical, rank) VALUES ('integrity-check', 1)")
     assert orphans == (0,)
     assert len(index) == len(stored)
     if stored:

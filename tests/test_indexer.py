@@ -378,6 +378,17 @@ def spawn(tmp_path: Path, folder: Path, **env) -> subprocess.Popen:
     )
 
 
+def lexical_files(index) -> set[str]:
+    """The files whose own words (w<n>x...) a keyword search finds, each in all its passages."""
+    found = set()
+    for n in range(24):
+        hits = index.lexical_search(f"w{n}x*", 10)  # a prefix query: every word of file n
+        if hits:
+            assert {Path(p.source).stem for p in hits} == {f"f{n:02d}"} and len(hits) == 3
+            found.add(f"f{n:02d}")
+    return found
+
+
 def corpus_folder(tmp_path: Path) -> Path:
     folder = tmp_path / "docs"
     for n in range(24):
@@ -405,10 +416,12 @@ def test_a_killed_run_leaves_a_consistent_index_that_resumes(tmp_path, crash):
     consistency(index.directory, index)
     committed = len(index)
     assert committed < 72 or point == "snapshot-rename"
+    assert lexical_files(index) == {Path(p.source).stem for p in index.passages(range(1, 200))}
     report = sync_folder(folder, index, emb)
     assert report.indexed == 24 and len(index) == 72
     assert embedded(emb) == 72 - committed, "only uncommitted work is embedded again"
     consistency(index.directory, index)
+    assert lexical_files(index) == {f"f{n:02d}" for n in range(24)}
     fresh = HashEmbedder()
     clean = PassageIndex.open(tmp_path / "clean", embedder_identity=fresh.identity, dim=fresh.dim)
     sync_folder(folder, clean, fresh)

@@ -76,12 +76,18 @@ class Progress:
                 print(file=sys.stderr)
 
 
-def open_dataset_retriever(dataset, embedder, say):
+def open_dataset_retriever(dataset, embedder, say, retrieval: str = "dense"):
+    """A retriever of the setting ``retrieval`` over ``open_dataset_index``."""
+    from ..engine.retrieval.modes import build_retriever
+
+    return build_retriever(retrieval, embedder, open_dataset_index(dataset, embedder, say))
+
+
+def open_dataset_index(dataset, embedder, say):
     """The dataset's corpus in the index store (one passage per document, source = its
     id); cached, so a second run embeds nothing."""
     from ..engine.indexing.index import PassageIndex
     from ..engine.indexing.indexer import sync_corpus
-    from ..engine.retrieval.retriever import Retriever
 
     index = PassageIndex.open(
         paths.dataset_index_dir(dataset.directory, embedder.identity),
@@ -98,7 +104,7 @@ def open_dataset_retriever(dataset, embedder, say):
     report = sync_corpus(index, dataset.corpus(), embedder, progress=progress)
     say(f"index of {dataset.name}: {report.passages} passages, "
         f"{report.embedded} embedded now ({report.seconds:.0f} s)")
-    return Retriever(embedder, index)
+    return index
 
 
 def run_config(dataset, settings, options, *, draft_source: str = "model", judge_llm: str | None = None) -> dict:
@@ -110,7 +116,7 @@ def run_config(dataset, settings, options, *, draft_source: str = "model", judge
         "dataset": dataset.name, "directory": str(dataset.directory),
         "llm": settings.llm, "embedder": settings.embedder,
         "query_encoder": settings.query_encoder, "embed_backend": settings.embed_backend,
-        "n_ctx": settings.n_ctx, **loop,
+        "n_ctx": settings.n_ctx, "retrieval": settings.retrieval, **loop,
         "draft_source": draft_source,
         "judge_llm": judge_llm,
     }
@@ -130,6 +136,7 @@ def output_paths(out: Path | None, config: dict) -> tuple[Path, Path, Path]:
 def execute(args: argparse.Namespace) -> int:
     from ..engine.evaluation import evaluate
     from ..engine.evaluation.datasets import load_dataset
+    from ..engine.retrieval.modes import RETRIEVAL_MODES, build_retriever
     from ..eval_report import format_table, plot
     from ..session import Session
 
@@ -153,11 +160,15 @@ def execute(args: argparse.Namespace) -> int:
 
     session = Session(settings)
     session.load_models(status=say)
-    retriever = open_dataset_retriever(dataset, session.embedder, say)
+    # Issue 21: every retrieval setting is scored (question alone); the loop runs the chosen one.
+    index = open_dataset_index(dataset, session.embedder, say)
+    retrievers = {mode: build_retriever(mode, session.embedder, index) for mode in RETRIEVAL_MODES}
+    retriever = retrievers[settings.retrieval]
     started = time.perf_counter()
+    compared = evaluate.compare_retrieval(questions, retrievers, base="dense", top_k=settings.top_k)
     summary = {"dataset": dataset.name, "n": len(questions), "iterations": [],
                "adaptive": None, "differences": {},
-               "retrieval": evaluate.retrieval_metrics(questions, retriever)}
+               "retrieval": compared["settings"][settings.retrieval], "retrieval_settings": compared}
     seconds = time.perf_counter() - started
     if dataset.has_answers:
         log = evaluate.RecordLog(records_path, config)

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import config, paths
-from ..cli import UserError, add_model_flags, settings_from
+from ..cli import UserError, add_model_flags, add_retrieval_flag, settings_from
 from ..engine.indexing.documents import check_folder
 
 
@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("folder", nargs="?", help="the documents to answer from (default: the last folder used)")
     add_model_flags(parser)
+    add_retrieval_flag(parser)
     return parser
 
 

@@ -13,6 +13,9 @@ class Passage:
     source: str  # file path (or dataset document id) the passage came from
     location: str = ""  # "p. 3" for PDFs, "lines 10-24" for text; empty when unknown
     score: float = 0.0
+    # Which ranker found it: "dense", "lexical" or "both" (engine/retrieval/hybrid.py);
+    # "" where dense retrieval alone ran.
+    ranker: str = ""
 
     def with_score(self, score: float) -> "Passage":
         return replace(self, score=float(score))

@@ -20,6 +20,7 @@ from ..engine.passages import Passage
 from .streaming import StreamingMarkdown
 
 QUERY_CHARS = 160  # an iteration's query holds the whole previous draft: show its gist
+RANKERS = {"dense": "found by meaning", "lexical": "found by keywords", "both": "found by both"}
 
 
 BADGES = {NEW: ("new", "bold black on green"), AGAIN: ("again", "bold black on yellow"), CARRIED: ("kept", "bold white on blue")}
@@ -37,6 +38,8 @@ def passage_label(n: int, passage: Passage, origin: Origin | None = None, stale:
     label.append(f"{passage.title or '(untitled)'}\n", style="bold")
     label.append(passage.citation, style="italic")
     label.append(f" · score {passage.score:.2f}", style="dim")
+    if passage.ranker:  # which ranker found it, where several ran
+        label.append(f" · {RANKERS[passage.ranker]}", style="dim")
     if stale:
         label.append(f"\n⚠ file {stale}", style="bold red")
     if origin is not None:

@@ -202,20 +202,48 @@ def _paired(diffs: Sequence[float]) -> dict:
     return {"mean": round(fmean(diffs), 4), "ci95": None if half is None else round(half, 4)}
 
 
-def retrieval_metrics(
-    questions: Sequence[Question], retriever, *, batch_size: int = 64
-) -> dict[str, float]:
-    """Question-only retrieval against the qrels: recall@5/10/100 and nDCG@10."""
+def retrieval_rows(
+    questions: Sequence[Question], retriever, *, top_k: int = 5, batch_size: int = 64
+) -> list[dict[str, float]]:
+    """Question-only retrieval, one row per question: recall@5/10/100 and nDCG@10 against
+    the qrels and, where the set has answers, what iteration 1 reads: answer and gold
+    recall of the top ``top_k``."""
     rows = []
-    depth = max(RECALL_KS)
     for start in range(0, len(questions), batch_size):
         chunk = questions[start : start + batch_size]
-        for question, ranked in zip(chunk, retriever.retrieve_many([q.text for q in chunk], depth)):
+        texts = [q.text for q in chunk]
+        # The top k asked for on their own, as the loop asks: a fusion reads its rankings
+        # to a depth that depends on k, so the first k of 100 may differ from them.
+        tops = retriever.retrieve_many(texts, top_k) if any(q.answers for q in chunk) else [()] * len(chunk)
+        for question, ranked, top in zip(chunk, retriever.retrieve_many(texts, max(RECALL_KS)), tops):
             ids = [p.source for p in ranked]
             row = {f"recall@{k}": metrics.recall_at(ids, question.relevant, k) for k in RECALL_KS}
             row["ndcg@10"] = metrics.ndcg_at(ids, question.relevant, 10)
+            if question.answers:
+                row.update({f"{name}@{top_k}": value for name, value in retrieval_scores(top, question).items()})
             rows.append(row)
-    return _mean(rows)
+    return rows
+
+
+def retrieval_metrics(questions: Sequence[Question], retriever, *, top_k: int = 5) -> dict[str, float]:
+    """``retrieval_rows`` averaged over the questions."""
+    return _mean(retrieval_rows(questions, retriever, top_k=top_k))
+
+
+def compare_retrieval(questions: Sequence[Question], retrievers: dict, *, base: str, top_k: int = 5) -> dict:
+    """Every retrieval setting scored on the same questions, and each one's paired
+    differences from ``base`` with their 95% intervals."""
+    rows = {name: retrieval_rows(questions, retriever, top_k=top_k) for name, retriever in retrievers.items()}
+    return {
+        "settings": {name: _mean(found) for name, found in rows.items()},
+        "differences": {
+            f"{name} vs {base}": {
+                metric: _paired([a[metric] - b[metric] for a, b in zip(found, rows[base])]) for metric in found[0]
+            }
+            for name, found in rows.items()
+            if name != base and found
+        },
+    }
 
 
 class RecordLog:

@@ -9,6 +9,13 @@ are exactly the passage ids, and otherwise rebuilds the vectors from SQLite. So 
 at any moment leaves the last committed batch loadable, with every vector id a passage
 and every passage a vector; a stale or missing snapshot costs a rebuild, never an error.
 
+The keyword (lexical) index is an SQLite FTS5 table over the passages' titles and texts,
+kept by triggers on ``passages``: every insert and delete of a passage updates it inside
+the same transaction, so it can never disagree with the passages. It reads the text from
+``passages`` (external content) instead of holding a second copy. An index made before it
+existed, or with another tokenizer, gets it built from the stored passages by
+``build_lexical`` (one transaction; nothing is embedded again).
+
 The FAISS index type follows the size (``_kind``): exact inner product below
 ``ANN_THRESHOLD`` vectors, an inverted-file index (IVF, which keeps explicit ids and
 supports removal, so incremental commits work as on the flat one) above it. A snapshot of
@@ -66,6 +73,33 @@ CREATE INDEX IF NOT EXISTS passages_file ON passages(file_id);
 CREATE INDEX IF NOT EXISTS passages_key ON passages(key);
 """
 
+# Diacritics folded (café = cafe); no stemming: Porter stemming measured no better on the QA sets
+# (docs/evaluation.md, "Hybrid retrieval").
+LEXICAL_TOKENIZER = "unicode61 remove_diacritics 2"
+_LEXICAL_BATCH = 5_000  # passages per step of a build: the cancel check and progress granularity
+
+
+def _lexical_schema(tokenizer: str) -> tuple[str, ...]:
+    """The FTS5 table and the triggers that keep it in step with ``passages`` (statements
+    one by one: a trigger's body has semicolons, and executescript would commit)."""
+    delete = "INSERT INTO lexical (lexical, rowid, title, text) VALUES ('delete', old.id, old.title, old.text);"
+    insert = "INSERT INTO lexical (rowid, title, text) VALUES (new.id, new.title, new.text);"
+    return (
+        "CREATE VIRTUAL TABLE lexical USING fts5("
+        f"title, text, content='passages', content_rowid='id', tokenize='{tokenizer}')",
+        f"CREATE TRIGGER lexical_add AFTER INSERT ON passages BEGIN {insert} END",
+        f"CREATE TRIGGER lexical_drop AFTER DELETE ON passages BEGIN {delete} END",
+        f"CREATE TRIGGER lexical_edit AFTER UPDATE OF title, text ON passages BEGIN {delete} {insert} END",
+    )
+
+
+_LEXICAL_DROP = (
+    "DROP TRIGGER IF EXISTS lexical_add",
+    "DROP TRIGGER IF EXISTS lexical_drop",
+    "DROP TRIGGER IF EXISTS lexical_edit",
+    "DROP TABLE IF EXISTS lexical",
+)
+
 
 class IndexMismatchError(IterRetGenError):
     """The index on disk cannot be used: another embedder or format built it, or it is damaged."""
@@ -73,6 +107,10 @@ class IndexMismatchError(IterRetGenError):
 
 class IndexLockedError(IterRetGenError):
     """Another process is writing this index."""
+
+
+class _Cancelled(Exception):
+    """A build stopped by its cancel event; its transaction is rolled back."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +193,23 @@ class PassageIndex:
             [found[i].with_score(s) for s, i in zip(row_scores, row_ids.tolist()) if i in found]
             for row_scores, row_ids in zip(scores, ids)
         ]
+
+    def lexical_search(self, match: str, k: int, *, title_weight: float = 1.0) -> list[Passage]:
+        """Passages matching an FTS5 ``match`` expression (engine/retrieval/lexical.py builds
+        safe ones), best bm25 first, the title's terms counted ``title_weight`` times a
+        text term's; the score is bm25's, negated so that higher is better."""
+        with self._mutex:
+            if self.meta("lexical") is None:
+                raise IndexMismatchError(
+                    f"the index in {self.directory} has no keyword index yet; index the folder again to build it"
+                )
+            rows = self._db.execute(
+                "SELECT rowid, bm25(lexical, ?, 1.0) AS score FROM lexical WHERE lexical MATCH ? "
+                "ORDER BY score LIMIT ?",
+                (title_weight, match, k),
+            ).fetchall()
+            found = {p.id: p for p in self.passages(row[0] for row in rows)}
+        return [found[i].with_score(-score) for i, score in rows if i in found]
 
     def passages(self, ids: Iterable[int]) -> list[Passage]:
         """Passages by id in the order asked; ids no longer in the index are left out."""
@@ -291,6 +346,45 @@ class PassageIndex:
             return f" (pid {int((self.directory / 'writer.pid').read_text())})"
         except (OSError, ValueError):
             return ""
+
+    def build_lexical(
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> bool:
+        """Build the keyword index from the stored passages if it is missing or was made with
+        another tokenizer (call holding ``lock()``). One transaction: a crash or a cancel
+        leaves the index as it was. ``progress`` gets (passages done, total). Returns
+        whether it is current now."""
+        with self._mutex:
+            if self.meta("lexical") == LEXICAL_TOKENIZER:
+                return True
+            try:
+                with self._transaction():
+                    total = self._db.execute("SELECT COUNT(*) FROM passages").fetchone()[0]
+                    for statement in (*_LEXICAL_DROP, *_lexical_schema(LEXICAL_TOKENIZER)):
+                        self._db.execute(statement)
+                    done, last = 0, -1
+                    while done < total:
+                        if cancel is not None and cancel.is_set():
+                            raise _Cancelled
+                        upto, count = self._db.execute(
+                            "SELECT MAX(id), COUNT(*) FROM (SELECT id FROM passages WHERE id > ? ORDER BY id LIMIT ?)",
+                            (last, _LEXICAL_BATCH),
+                        ).fetchone()
+                        self._db.execute(  # (FTS5 tables take no RETURNING clause)
+                            "INSERT INTO lexical (rowid, title, text) SELECT id, title, text FROM passages "
+                            "WHERE id > ? AND id <= ?",
+                            (last, upto),
+                        )
+                        done, last = done + count, upto
+                        if progress:
+                            progress(done, total)
+                    self._db.execute("INSERT OR REPLACE INTO meta VALUES ('lexical', ?)", (LEXICAL_TOKENIZER,))
+            except _Cancelled:
+                return False
+        return True
 
     def commit(
         self,
@@ -455,11 +549,12 @@ def _initialise(conn: sqlite3.Connection, identity: str, dim: int) -> None:
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        for statement in _SCHEMA.split(";"):  # executescript would commit the transaction
+        for statement in (*_SCHEMA.split(";"), *_lexical_schema(LEXICAL_TOKENIZER)):  # executescript would commit
             conn.execute(statement)
         conn.executemany(
             "INSERT OR IGNORE INTO meta VALUES (?, ?)",
-            [("schema", SCHEMA_VERSION), ("embedder", identity), ("dim", str(dim)), ("generation", "0")],
+            [("schema", SCHEMA_VERSION), ("embedder", identity), ("dim", str(dim)), ("generation", "0"),
+             ("lexical", LEXICAL_TOKENIZER)],
         )
     except BaseException:
         conn.execute("ROLLBACK")

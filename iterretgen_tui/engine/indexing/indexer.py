@@ -121,6 +121,7 @@ def sync_folder(
     started = time.monotonic()
     report = IndexReport()
     with index.lock(timeout=lock_timeout, cancel=cancel, on_wait=on_wait), _running(cores):
+        _build_lexical(index, progress, cancel)
         signature = _signature(chunking)
         reprocess_all = index.meta("chunking") != signature
         # Another OCR mode (or an index from before OCR) re-reads PDFs and images only.
@@ -130,7 +131,7 @@ def sync_folder(
         if not known and (reprocess_all or reprocess_ocr):
             # A new index: what this run commits is read with these settings, so a run cut
             # short must not make the next one read (and OCR) those files again.
-            index.commit(meta={"chunking": chunking, "ocr": ocr})
+            index.commit(meta={"chunking": signature, "ocr": ocr})
             reprocess_all = reprocess_ocr = False
         todo = []
         for entry in entries:
@@ -264,6 +265,7 @@ def sync_corpus(
     report = IndexReport()
     docs = list(docs)
     with index.lock(cancel=cancel), _running(cores):
+        _build_lexical(index, progress, cancel)
         reprocess_all = index.meta("chunking") != CORPUS_LAYOUT
         known = index.files()
         seen: set[str] = set()
@@ -312,6 +314,17 @@ def _check(index: PassageIndex, embedder: Embedder) -> None:
         raise IndexMismatchError(
             f"the index holds vectors of {index.identity!r}; it cannot take vectors of {embedder.identity!r}"
         )
+
+
+def _build_lexical(index: PassageIndex, progress: ProgressCallback | None, cancel: threading.Event | None) -> None:
+    """An index from before the keyword index gets it from its stored passages, once."""
+    started = time.monotonic()
+
+    def report(done: int, total: int) -> None:
+        rate = done / max(time.monotonic() - started, 1e-9)
+        progress(IndexProgress(0, 0, done, rate, (total - done) / rate, f"keyword index: {done}/{total} passages"))
+
+    index.build_lexical(progress=report if progress else None, cancel=cancel)
 
 
 def _remove(

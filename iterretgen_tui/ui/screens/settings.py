@@ -12,6 +12,7 @@ from textual.widgets import Button, Footer, Input, Label, Select, Switch
 
 from ...config import DEVICES, ConfigError, Settings
 from ...engine.loop.options import QUERY_MODES
+from ...engine.retrieval.modes import RETRIEVAL_MODES
 
 
 # (setting, label, choices): choices is a tuple for a list, int or bool for those kinds,
@@ -22,6 +23,7 @@ FIELDS = (
     ("adaptive", "Stop early (answers agree, or nothing new found)", bool),
     ("keep_passages", "Keep earlier iterations' passages", bool),
     ("query_mode", "Iteration 2+ retrieval (feedback: question, last top passage and draft in turn)", QUERY_MODES),
+    ("retrieval", "Ranking (hybrid: meaning and keywords fused)", RETRIEVAL_MODES),
     ("llm", "LLM (name or .gguf path)", str),
     ("embedder", "Embedder (name or folder)", str),
     ("query_encoder", "Query encoder (adapted name; empty: the embedder's)", str),

@@ -1,0 +1,89 @@
+"""Hybrid retrieval: every search ranked by the dense and the keyword retriever, fused.
+
+Fusion is a convex combination of each ranking's min-max normalised scores, read to a
+depth below the k asked for. Dense retrieval carries most of the weight: keyword search
+finds the names, codes and rare terms an embedding blurs, but loses to it where a
+question paraphrases its passages, and the weight keeps such questions' dense ranking
+on top (plain reciprocal-rank fusion lost to dense on MuSiQue; the comparison of fusions,
+depths and weights is in docs/evaluation.md, "Hybrid retrieval").
+
+``HybridRetriever`` has the interface of ``Retriever``, so the loop's searches (the question
+at t=1, each of feedback mode's searches at t >= 2) are all fused without the loop
+knowing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Protocol, Sequence
+
+from ..passages import Passage
+
+FUSION_DEPTH = 50  # ranks read from each retriever before fusing
+DENSE_WEIGHT = 0.7  # the dense ranking's share of the fused score
+
+
+class RankedRetrieval(Protocol):
+    def retrieve_many(self, queries: Sequence[str], k: int) -> list[list[Passage]]: ...
+
+
+class HybridRetriever:
+    def __init__(
+        self,
+        dense: RankedRetrieval,
+        lexical: RankedRetrieval,
+        *,
+        depth: int = FUSION_DEPTH,
+        dense_weight: float = DENSE_WEIGHT,
+    ) -> None:
+        self.dense = dense
+        self.lexical = lexical
+        self.depth = depth
+        self.dense_weight = dense_weight
+
+    def retrieve_many(self, queries: Sequence[str], k: int) -> list[list[Passage]]:
+        if not queries:
+            return []
+        depth = max(k, self.depth)
+        dense = self.dense.retrieve_many(queries, depth)
+        lexical = self.lexical.retrieve_many(queries, depth)
+        return [fuse(d, l, k, dense_weight=self.dense_weight) for d, l in zip(dense, lexical)]
+
+    def retrieve(self, query: str, k: int) -> list[Passage]:
+        return self.retrieve_many([query], k)[0]
+
+
+def normalised(ranking: Sequence[Passage]) -> dict[int, float]:
+    """Scores mapped to [0, 1] within the ranking (best 1, worst read 0); bm25 and cosine
+    live on different scales, so they are only comparable after this."""
+    if not ranking:
+        return {}
+    scores = [p.score for p in ranking]
+    low, high = min(scores), max(scores)
+    span = high - low
+    return {p.id: (p.score - low) / span if span > 0 else 1.0 for p in ranking}
+
+
+def fuse(dense: Sequence[Passage], lexical: Sequence[Passage], k: int, *, dense_weight: float) -> list[Passage]:
+    """The top k by ``dense_weight`` x dense score + the rest x keyword score (each
+    normalised; a passage one ranking did not return scores 0 there), ties kept in dense
+    order. Each passage says which ranking found it (``ranker``) and carries the fused score."""
+    by_dense, by_lexical = normalised(dense), normalised(lexical)
+    passages = {p.id: p for p in dense}  # dense first: ties keep its order
+    for p in lexical:
+        passages.setdefault(p.id, p)
+    fused = {
+        i: dense_weight * by_dense.get(i, 0.0) + (1 - dense_weight) * by_lexical.get(i, 0.0) for i in passages
+    }
+    order = sorted(passages, key=lambda i: -fused[i])[:k]
+    tops = {p.id for p in dense[:k]}, {p.id for p in lexical[:k]}
+    return [replace(passages[i], score=fused[i], ranker=_finder(i, tops, (by_dense, by_lexical))) for i in order]
+
+
+def _finder(passage_id: int, tops: tuple[set, set], returned: tuple[dict, dict]) -> str:
+    """Which ranker found a passage: the one(s) that had it in their own top k, else the one(s)
+    that returned it at all (a passage both ranked just below k can rise by their agreement)."""
+    dense, lexical = (passage_id in ids for ids in tops)
+    if not (dense or lexical):
+        dense, lexical = (passage_id in ids for ids in returned)
+    return "both" if dense and lexical else "dense" if dense else "lexical"

@@ -1,0 +1,98 @@
+"""Hybrid retrieval: the fused order, which ranker found each passage, and a keyword-only
+match the embedding misses."""
+
+from __future__ import annotations
+
+import pytest
+
+from iterretgen_tui import models
+from iterretgen_tui.engine.indexing.index import PassageIndex
+from iterretgen_tui.engine.indexing.indexer import sync_corpus
+from iterretgen_tui.engine.passages import Passage
+from iterretgen_tui.engine.retrieval.hybrid import HybridRetriever, fuse
+from iterretgen_tui.engine.retrieval.modes import build_retriever
+from iterretgen_tui.ui.iterations import passage_label
+
+
+def ranked(*pairs: tuple[str, float]) -> list[Passage]:
+    return [Passage(id=ord(name), text=name, title="", source=name, score=score) for name, score in pairs]
+
+
+def test_the_fused_order_of_a_hand_built_case():
+    dense = ranked(("A", 0.9), ("B", 0.8), ("C", 0.1))  # normalised: A 1, B 0.875, C 0
+    lexical = ranked(("C", 10.0), ("D", 5.5), ("A", 1.0))  # normalised: C 1, D 0.5, A 0
+    fused = fuse(dense, lexical, 4, dense_weight=0.7)
+    # A 0.7, B 0.6125, C 0.3, D 0.15
+    assert [p.source for p in fused] == ["A", "B", "C", "D"]
+    assert [round(p.score, 4) for p in fused] == [0.7, 0.6125, 0.3, 0.15]
+    assert [p.ranker for p in fused] == ["both", "dense", "both", "lexical"]
+    # a lighter dense weight lets the keyword ranking lead
+    assert [p.source for p in fuse(dense, lexical, 2, dense_weight=0.3)] == ["C", "D"]  # C 0.7, D 0.35
+
+
+def test_the_ranker_is_judged_in_each_rankers_own_top_k():
+    dense = ranked(("A", 0.9), ("B", 0.8), ("E", 0.7))  # A 1, B 0.5, E 0
+    lexical = ranked(("D", 3.0), ("E", 2.0), ("B", 1.0))  # D 1, E 0.5, B 0
+    found = [(p.source, p.ranker) for p in fuse(dense, lexical, 2, dense_weight=0.5)]
+    assert found == [("A", "dense"), ("D", "lexical")]  # ties keep dense's order
+    # E is in neither top 2 but in both rankings, and their agreement lifts it to the top
+    dense = ranked(("A", 1.0), ("B", 0.9), ("E", 0.8), ("G", 0.0))
+    lexical = ranked(("D", 10.0), ("F", 9.0), ("E", 8.0), ("H", 0.0))
+    found = [(p.source, p.ranker) for p in fuse(dense, lexical, 2, dense_weight=0.5)]
+    assert found == [("E", "both"), ("A", "dense")]
+
+
+def test_one_empty_ranking_leaves_the_other_order():
+    dense = ranked(("A", 0.9), ("B", 0.5))
+    assert [p.source for p in fuse(dense, [], 2, dense_weight=0.7)] == ["A", "B"]
+    assert [p.source for p in fuse([], dense, 2, dense_weight=0.7)] == ["A", "B"]
+    assert fuse([], [], 3, dense_weight=0.7) == []
+
+
+class Fixed:
+    def __init__(self, ranking):
+        self.ranking, self.asked = ranking, []
+
+    def retrieve_many(self, queries, k):
+        self.asked.append(k)
+        return [self.ranking[:k] for _ in queries]
+
+
+def test_every_search_reads_both_rankings_deeper_than_k():
+    dense, lexical = Fixed(ranked(("A", 0.9), ("B", 0.8))), Fixed(ranked(("B", 2.0)))
+    retriever = HybridRetriever(dense, lexical, depth=50)
+    assert [p.source for p in retriever.retrieve("q", 1)] == ["A"]  # A 0.7, B 0.3
+    assert [[p.source for p in r] for r in retriever.retrieve_many(["q1", "q2"], 100)] == [["A", "B"]] * 2
+    assert dense.asked == lexical.asked == [50, 100]
+    assert retriever.retrieve_many([], 5) == []
+
+
+def test_the_iteration_pane_names_the_ranker():
+    passage = ranked(("A", 0.9))[0]
+    assert "found by" not in passage_label(1, passage).plain
+    assert passage_label(1, fuse([passage], [passage], 1, dense_weight=0.7)[0]).plain.endswith("found by both")
+
+
+# Codes an embedding sees as near neighbours; only the asked one's passage words it differently.
+CODES = ["XQ-1447", "XQ-7441", "XQ-4147", "XQ-4714", "XQ-4741", "XQ-4417", "QX-4471"]
+COLOURS = ["red", "green", "black", "white", "grey", "orange", "yellow"]
+OTHER = ["Cheese is made from milk.", "The Eiffel Tower is in Paris.", "Mitochondria make energy for the cell.",
+         "The river floods every spring.", "Chess openings: the Sicilian defence."]
+
+
+@pytest.mark.slow
+def test_a_code_only_keyword_search_matches_is_found_by_hybrid_not_by_dense(tmp_path):
+    from iterretgen_tui.engine.embedding.embedder import SentenceEmbedder
+
+    embedder = SentenceEmbedder(models.resolve_embedder(models.EMBEDDED_EMBEDDER), device="cpu",
+                                name="all-minilm-l6-v2")
+    corpus = [(code, "Spare parts", f"The gasket colour of part {code} is {colour}.") for code, colour in zip(CODES, COLOURS)]
+    corpus += [("XQ-4471", "Spare parts", "Part XQ-4471: the pump housing seal is supplied in blue.")]
+    corpus += [(f"other{n}", text, text) for n, text in enumerate(OTHER)]
+    index = PassageIndex.open(tmp_path / "index", embedder_identity=embedder.identity, dim=embedder.dim)
+    sync_corpus(index, corpus, embedder)
+    for question in ("Which gasket colour does part XQ-4471 come with?", "What colour is the gasket of XQ-4471?"):
+        dense = build_retriever("dense", embedder, index).retrieve(question, 3)
+        hybrid = build_retriever("hybrid", embedder, index).retrieve(question, 1)
+        assert "XQ-4471" not in [p.source for p in dense]
+        assert hybrid[0].source == "XQ-4471" and hybrid[0].ranker == "lexical"
