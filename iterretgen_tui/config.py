@@ -34,6 +34,10 @@ class Settings:
     query_mode: str = "feedback"  # how iteration t >= 2 retrieves (engine.iterretgen.QUERY_MODES)
     n_ctx: int = 4096
     max_tokens: int = 256
+    # llama.cpp's remedies for repetition; none by default (greedy, as the paper), since the
+    # loop guard measured better (docs/answers.md).
+    repeat_penalty: float = 1.0
+    presence_penalty: float = 0.0
     passage_words: int = 100
     passage_overlap: int = 20
     last_folder: str = ""
@@ -50,6 +54,10 @@ class Settings:
         for name in ("iterations", "top_k", "n_ctx", "max_tokens", "passage_words"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if not 0 < self.repeat_penalty <= 2:
+            raise ConfigError(f"repeat_penalty must be above 0 and at most 2, not {self.repeat_penalty}")
+        if not -2 <= self.presence_penalty <= 2:
+            raise ConfigError(f"presence_penalty must be between -2 and 2, not {self.presence_penalty}")
         if not 0 <= self.passage_overlap < self.passage_words:
             raise ConfigError("passage_overlap must be at least 0 and below passage_words")
         return self

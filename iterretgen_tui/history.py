@@ -15,6 +15,9 @@ from pathlib import Path
 
 from . import paths
 from .engine.loop.events import FinalAnswer, IterationTrace, StopReason
+from .engine.loop.evidence import Evidence
+from .engine.loop.question_kind import FACTOID, OPEN
+from .engine.loop.trust import weakness
 from .engine.passages import Passage
 
 _SCHEMA = """
@@ -67,11 +70,19 @@ def final_from_json(text: str) -> FinalAnswer:
         iterations=tuple(
             IterationTrace(**{
                 **trace, "passages": _passages(trace["passages"]), "searches": tuple(trace.get("searches", ())),
+                "evidence": _evidence(trace.get("evidence")),
             })
             for trace in data["iterations"]
         ),
         stopped_at=data["stopped_at"],
+        # Turns saved before issue 17 have no evidence and were all asked as factoids.
+        evidence=_evidence(data.get("evidence")),
+        kind=data.get("kind", FACTOID),
     )
+
+
+def _evidence(row: dict | None) -> Evidence | None:
+    return Evidence(**row) if row else None
 
 
 def _passages(rows: list[dict]) -> tuple[Passage, ...]:
@@ -140,14 +151,29 @@ def sources_markdown(sources: tuple[Passage, ...]) -> str:
     )
 
 
+def evidence_markdown(evidence: Evidence) -> str:
+    """The evidence sentence, quoted, with its citation number and file."""
+    return f"**From your documents:** “{_escape(evidence.text)}” **[{evidence.n}]** — `{evidence.citation}`"
+
+
 def answer_markdown(final: FinalAnswer) -> str:
     """The answer as shown in the chat and in exports: the short answer, the reasoning
-    that led to it, and the numbered sources it was generated from."""
+    that led to it, the evidence sentence and the numbered sources it was generated
+    from. A weak answer (engine/loop/trust.py) is said to be weak, and the evidence
+    leads."""
     parts = []
-    if final.answer:
-        parts.append(f"**Answer:** {_escape(final.answer)}")
-    if final.draft.strip() and final.draft.strip() != final.answer:
+    weak = weakness(final)
+    if weak is not None:
+        parts.append(f"⚠ {weak.message()}")
+        if final.evidence:
+            parts.append(evidence_markdown(final.evidence))
+    if final.answer and final.iterations and final.iterations[-1].stated:
+        label = "The model's answer (unverified)" if weak else "Answer"
+        parts.append(f"**{label}:** {_escape(final.answer)}")
+    if final.kind != OPEN and final.draft.strip() and final.draft.strip() != final.answer:
         parts.append(close_fences(final.draft.strip()))
+    if weak is None and final.evidence:
+        parts.append(evidence_markdown(final.evidence))
     if final.sources:
         parts.append("**Sources**\n\n" + sources_markdown(final.sources))
     return "\n\n".join(parts) or "_No answer._"

@@ -35,7 +35,10 @@ class Session:
         self.load_embedder(status)
         status(f"loading LLM {llm_path.name}")
         try:
-            self.generator = LlamaGenerator(llm_path, n_ctx=settings.n_ctx, device=settings.device)
+            self.generator = LlamaGenerator(
+                llm_path, n_ctx=settings.n_ctx, device=settings.device,
+                repeat_penalty=settings.repeat_penalty, presence_penalty=settings.presence_penalty,  # issue 17
+            )
         except ValueError as exc:  # llama.cpp refuses a damaged or unsupported file
             raise models.ModelError(f"cannot load {llm_path}: {exc}") from None
         status("models ready")

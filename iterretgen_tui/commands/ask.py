@@ -16,7 +16,9 @@ from pathlib import Path
 from ..cli import UserError, add_loop_flags, add_model_flags, settings_from
 from ..engine.loop.events import DraftDone, FinalAnswer, IterationStarted, PassagesRetrieved, Token
 from ..engine.passages import Passage
+from ..engine.loop.evidence import Evidence
 from ..engine.loop.prompts import QuestionTooLong
+from ..engine.loop.trust import weakness
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -50,10 +52,27 @@ def passage_json(p: Passage) -> dict:
     }
 
 
+def evidence_json(evidence: Evidence | None) -> dict | None:
+    if evidence is None:
+        return None
+    return {
+        "text": evidence.text,
+        "n": evidence.n,
+        "passage_id": evidence.passage_id,
+        "source": evidence.source,
+        "location": evidence.location,
+        "score": round(evidence.score, 6),
+    }
+
+
 def answer_json(final: FinalAnswer, seconds: float) -> dict:
+    weak = weakness(final)
     return {
         "question": final.question,
         "answer": final.answer,
+        "kind": final.kind,
+        "evidence": evidence_json(final.evidence),
+        "weakness": weak.value if weak else None,  # looped, no_answer, unsupported
         "sources": [dict(n=n, **passage_json(p)) for n, p in enumerate(final.sources, 1)],
         "stop_reason": final.stop_reason.value,
         "iterations": [
@@ -66,6 +85,10 @@ def answer_json(final: FinalAnswer, seconds: float) -> dict:
                 "seconds": round(it.seconds, 3),
                 "prompt_tokens": it.prompt_tokens,
                 "trimmed": it.trimmed,
+                "looped": it.looped,
+                "stated": it.stated,
+                "asked": it.asked,
+                "evidence": evidence_json(it.evidence),
             }
             for it in final.iterations
         ],
@@ -115,7 +138,21 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(answer_json(final, seconds), ensure_ascii=False))
         return 0
     say(final.stop_reason.describe(len(final.iterations)))
-    print(f"\n{final.answer or '(no answer)'}\n")
+    print(readable_answer(final))
     for n, p in enumerate(final.sources, 1):
         print(f"[{n}] {p.title} - {p.citation}")
     return 0
+
+
+def readable_answer(final: FinalAnswer) -> str:
+    """The answer, then the evidence; a weak answer is said to be weak, evidence first."""
+    evidence = (
+        f"From your documents: \"{final.evidence.text}\" [{final.evidence.n}]"
+        if final.evidence else "From your documents: nothing relevant found."
+    )
+    weak = weakness(final)
+    if weak is None:
+        return f"\n{final.answer}\n\n{evidence}\n"
+    stated = (f"\nThe model's answer (unverified): {final.answer}"
+              if final.iterations and final.iterations[-1].stated else "")
+    return f"\n{weak.message()}\n{evidence}{stated}\n"

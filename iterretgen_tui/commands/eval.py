@@ -111,6 +111,8 @@ def run_config(dataset, settings, *, iterations: int, draft_source: str = "model
         "keep_passages": settings.keep_passages, "query_mode": settings.query_mode,
         "draft_source": draft_source,
         "judge_llm": judge_llm,
+        # issue 17: decoding penalties change every draft
+        "repeat_penalty": settings.repeat_penalty, "presence_penalty": settings.presence_penalty,
     }
 
 

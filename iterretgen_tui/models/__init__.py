@@ -19,6 +19,7 @@ from .catalogue import CHAT_KINDS, Entry
 
 EMBEDDED_LLM = "smollm2-135m"
 EMBEDDED_EMBEDDER = "all-minilm-l6-v2"
+SUGGESTED_LLM = "qwen2.5-coder-1.5b-instruct"  # the reader DESIGN.md measured far better
 
 GGUF_MAGIC = b"GGUF"
 MANIFEST = ".pulled.json"  # written last by a pull: a folder without it is unfinished
@@ -41,6 +42,16 @@ def embedded_path(entry: Entry) -> Path:
 
 def embedded_llm_path() -> Path:
     return embedded_path(catalogue.load()[EMBEDDED_LLM])
+
+
+def upgrade_hint(llm: str) -> str:
+    """For the status line: when the embedded 135M model answers (by name or by its file's
+    name, as the loaded generator reports it), how to get a better one; else ""."""
+    known = catalogue.load()
+    if llm not in (EMBEDDED_LLM, Path(known[EMBEDDED_LLM].path).stem):
+        return ""
+    name = SUGGESTED_LLM if SUGGESTED_LLM in known else "NAME (iterretgen-chat models list)"
+    return f"embedded 135M model, answers are weak: iterretgen-chat models pull {name}"
 
 
 def embedded_embedder_path() -> Path:

@@ -29,7 +29,11 @@ from .events import (
 )
 from .generator import Generator
 from ..passages import Passage
-from .prompts import answer_complete, build_prompt, extract_answer
+from .prompts import answer_complete, build_prompt
+from .evidence import SentenceEmbedder
+from .outcome import draft_outcome, query_draft  # issue 17
+from .question_kind import question_kind
+from .repetition import LoopGuard
 
 CONVERGENCE_F1 = 0.8  # token-F1 between consecutive answers that counts as "the same"
 # How iteration t >= 2 retrieves: "draft" is the paper's y(t-1) || q alone; "fusion" merges
@@ -50,6 +54,8 @@ RRF_K = 60  # reciprocal rank fusion's usual damping constant
 
 
 class PassageRetriever(Protocol):
+    embedder: SentenceEmbedder  # also scores the evidence sentences
+
     def retrieve(self, query: str, k: int) -> list[Passage]: ...
 
     def retrieve_many(self, queries: Sequence[str], k: int) -> list[list[Passage]]: ...
@@ -154,6 +160,7 @@ def run(
         raise ValueError("the question is empty")
     cancel = cancel or threading.Event()
     budget = generator.n_ctx - max_tokens
+    kind = question_kind(question)  # issue 17: the factoid or the open prompt
     traces: list[IterationTrace] = []
     reason = StopReason.MAX_ITERATIONS
     t = 1  # the iteration being worked on when the loop stops
@@ -169,7 +176,7 @@ def run(
             yield QueryFormed(t, query, searched)
             retrieved = retriever.retrieve(query, top_k)
         else:
-            query = form_query(question, (draft_for_query or (lambda d: d))(previous.draft))
+            query = form_query(question, (draft_for_query or (lambda d: d))(query_draft(previous)))
             lead = previous.passages[0] if previous.passages else None
             named = searches(question, query, query_mode, lead)
             searched = tuple(named)
@@ -181,34 +188,35 @@ def run(
             break
         candidates = _carry_forward(retrieved, previous.passages) if keep_passages and previous else retrieved
         prompt = build_prompt(
-            question, candidates, count_tokens=generator.count_tokens, budget=budget
+            question, candidates, count_tokens=generator.count_tokens, budget=budget, kind=kind
         )
         if prompt.dropped or prompt.truncated:
             yield ContextTrimmed(t, len(prompt.passages), prompt.dropped, prompt.truncated)
-        pieces: list[str] = []
         stream = generator.stream(prompt.messages, max_tokens=max_tokens, cancel=cancel)
+        guard = LoopGuard()  # issue 17: holds the draft; a draft that repeats itself stops at once
         try:
             for piece in stream:
-                pieces.append(piece)
                 yield Token(t, piece)
-                if answer_complete("".join(pieces)):
+                if guard.feed(piece):
+                    break  # looping: nothing more of use will come
+                if answer_complete(guard.text):
                     break  # the answer is stated: whatever follows would be discarded
         finally:
             stream.close()  # stops decoding at once
         if cancel.is_set():
             reason = StopReason.CANCELLED
             break
-        draft = "".join(pieces).strip()
+        # issue 17: the draft before any loop, its stated answer, the evidence sentence
+        outcome = draft_outcome(question, kind, guard, prompt, generator, retriever.embedder, cancel)
         trace = IterationTrace(
             t=t,
             query=query,
             searches=searched,
             passages=prompt.passages,
-            draft=draft,
-            answer=extract_answer(draft),
             seconds=time.perf_counter() - started,
             prompt_tokens=prompt.tokens,
             trimmed=bool(prompt.dropped or prompt.truncated),
+            **outcome,
         )
         traces.append(trace)
         yield DraftDone(t, trace)
@@ -225,4 +233,6 @@ def run(
         stop_reason=reason,
         iterations=tuple(traces),
         stopped_at=t,
+        evidence=last.evidence if last else None,  # issue 17
+        kind=kind,
     )

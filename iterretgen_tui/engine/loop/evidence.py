@@ -1,0 +1,72 @@
+"""Evidence: from the passages the model read, the sentence (or two) that best answers
+the question, scored by the embedder that already ranks the passages.
+
+Shown under every answer ("From your documents: ... [2]"), it is what the user can
+trust whatever the model wrote: a retrieved sentence, quoted, with its source.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from ..passages import Passage
+
+MIN_WORDS = 3  # shorter pieces are headings or list stubs, not statements
+MAX_WORDS = 60  # a run-on "sentence" (a table, a code block) is cut into windows this long
+SHORT = 12  # a best sentence shorter than this takes the next one along for context
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")  # "config.toml" does not end one
+
+
+class SentenceEmbedder(Protocol):
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_batch(self, texts: Sequence[str], *, queries: bool = False) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class Evidence:
+    text: str
+    n: int  # the passage's citation number among the answer's sources, [n]
+    passage_id: int
+    source: str
+    location: str = ""
+    score: float = 0.0
+
+    @property
+    def citation(self) -> str:
+        return f"{self.source} ({self.location})" if self.location else self.source
+
+
+def sentences(text: str) -> list[str]:
+    """A passage's statements, in order: sentences, long ones cut into word windows."""
+    found = []
+    for sentence in _SENTENCE_END.split(text):
+        words = sentence.split()
+        for start in range(0, len(words), MAX_WORDS):
+            piece = words[start : start + MAX_WORDS]
+            if len(piece) >= MIN_WORDS:
+                found.append(" ".join(piece))
+    return found
+
+
+def choose_evidence(
+    question: str, passages: Sequence[Passage], embedder: SentenceEmbedder
+) -> Evidence | None:
+    """The passages' sentence closest to the question; None when no passage has one."""
+    split = [sentences(p.text) for p in passages]
+    candidates = [(n, i, s) for n, own in enumerate(split, 1) for i, s in enumerate(own)]
+    if not candidates:
+        return None
+    query = embedder.embed_queries([question])[0]
+    scores = embedder.embed_batch([s for *_, s in candidates]) @ query
+    best = int(np.argmax(scores))
+    n, i, text = candidates[best]
+    passage, own = passages[n - 1], split[n - 1]
+    if len(text.split()) < SHORT and i + 1 < len(own):
+        text = f"{text} {own[i + 1]}"
+    return Evidence(text, n, passage.id, passage.source, passage.location, float(scores[best]))
