@@ -13,7 +13,9 @@ tests/data/realdocs-LICENSE.txt) and reports, over the questions:
   right_file_in_sources: any source does;
 - seconds per question (models loaded and folder indexed beforehand), and the CPU.
 It also runs on code from before issue 17 (no evidence, no guard: those fields fall back).
-Usage: scripts/score_realdocs.py [--llm NAME] [--limit N] [--records FILE.jsonl]
+Usage: scripts/score_realdocs.py [--llm NAME] [--sample N] [--records FILE.jsonl]
+(--sample: N questions spread evenly over the set, which is ordered by file; on a slow
+machine a before/after pair on the same sample is what fits.)
 """
 
 from __future__ import annotations
@@ -108,11 +110,12 @@ def summary(rows: list[dict]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--llm", help="chat model (default: the app's)")
-    parser.add_argument("--limit", type=int, help="only the first N questions")
+    parser.add_argument("--sample", type=int, help="only N questions, spread evenly over the set")
     parser.add_argument("--records", type=Path, help="also write one JSON line per question here")
     args = parser.parse_args()
     items = [json.loads(line) for line in (DATA / "realdocs-questions.jsonl").read_text("utf-8").splitlines()]
-    items = items[: args.limit]
+    if args.sample and args.sample < len(items):
+        items = [items[i * len(items) // args.sample] for i in range(args.sample)]
     settings = config.load({"llm": args.llm})
     session = Session(settings)
     session.load_models()

@@ -78,6 +78,13 @@ def test_open_questions_get_numbered_passages_and_cited_demos():
     assert "\nTitle: Adaptive stop Context:" in factoid.messages[-1]["content"]
 
 
+def test_an_open_answer_is_not_cut_at_its_first_sentence():
+    from iterretgen_tui.engine.loop.prompts import answer_complete
+
+    assert answer_complete("Answer: It stops when answers agree [1]. ")
+    assert not answer_complete("Answer: It stops when answers agree [1]. ", OPEN)
+
+
 def test_stated_answer_of_either_kind():
     assert stated_answer("Reasoning. So the answer is Dijon.") == "Dijon"
     assert stated_answer("Reasoning without a conclusion.") == ""

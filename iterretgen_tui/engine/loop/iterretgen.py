@@ -199,7 +199,7 @@ def run(
                 yield Token(t, piece)
                 if guard.feed(piece):
                     break  # looping: nothing more of use will come
-                if answer_complete(guard.text):
+                if answer_complete(guard.text, kind):
                     break  # the answer is stated: whatever follows would be discarded
         finally:
             stream.close()  # stops decoding at once

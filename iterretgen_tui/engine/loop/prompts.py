@@ -251,9 +251,12 @@ def _clean(answer: str) -> str:
     return answer.strip().strip("*\"'` ").rstrip(".").strip()
 
 
-def answer_complete(output: str) -> bool:
+def answer_complete(output: str, kind: str = FACTOID) -> bool:
     """True once the output has stated its answer in full: generation can stop there
-    (small models otherwise ramble or repeat themselves up to the token limit)."""
+    (small models otherwise ramble or repeat themselves up to the token limit). An open
+    question's answer is the whole reply, however it starts."""
+    if kind == OPEN:
+        return False
     rest = _after_last_marker(output)
     if rest is None:
         return False
