@@ -78,6 +78,7 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
         "right_file_in_sources": any(Path(p.source).name == item["file"] for p in final.sources),
         "iterations": len(final.iterations),
         "seconds": round(seconds, 2),
+        "drafts": [trace.draft for trace in final.iterations],
     }
 
 
@@ -111,7 +112,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--llm", help="chat model (default: the app's)")
     parser.add_argument("--sample", type=int, help="only N questions, spread evenly over the set")
-    parser.add_argument("--records", type=Path, help="also write one JSON line per question here")
+    parser.add_argument("--records", type=Path,
+                        help="one JSON line per question; a rerun skips the questions already there")
     args = parser.parse_args()
     items = [json.loads(line) for line in (DATA / "realdocs-questions.jsonl").read_text("utf-8").splitlines()]
     if args.sample and args.sample < len(items):
@@ -120,8 +122,14 @@ def main() -> None:
     session = Session(settings)
     session.load_models()
     session.open_folder(DATA / "realdocs")
+    done = {}
+    if args.records and args.records.exists():
+        done = {r["id"]: r for r in map(json.loads, args.records.read_text("utf-8").splitlines())}
     rows = []
     for item in items:
+        if item["id"] in done:
+            rows.append(done[item["id"]])
+            continue
         started = time.perf_counter()
         final = None
         for event in session.ask(item["question"], cancel=threading.Event()):

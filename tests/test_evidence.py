@@ -29,6 +29,10 @@ def test_sentences_skip_headings_and_cut_run_ons():
         "The app reads its settings from config.toml in the user config directory.",
         "Flags override the file.",
     ]
+    wrapped = "The method returns the last portion\nof a path, like basename.\n\n* `:` for POSIX\n* `;` for Windows"
+    assert sentences(wrapped) == [
+        "The method returns the last portion of a path, like basename.", "* `:` for POSIX", "* `;` for Windows",
+    ]
     run_on = " ".join(f"w{i}" for i in range(130))
     assert [len(s.split()) for s in sentences(run_on)] == [60, 60, 10]
 

@@ -19,7 +19,10 @@ MIN_WORDS = 3  # shorter pieces are headings or list stubs, not statements
 MAX_WORDS = 60  # a run-on "sentence" (a table, a code block) is cut into windows this long
 SHORT = 12  # a best sentence shorter than this takes the next one along for context
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")  # "config.toml" does not end one
+# A sentence ends at a stop that whitespace follows ("config.toml" does not end one), a
+# blank line, or before a list item or heading; single line breaks are hard wraps
+# (Markdown, plain text) inside a sentence.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[ \t]*(?:[-*+>#]|\d+[.)])\s)")
 
 
 class SentenceEmbedder(Protocol):

@@ -242,7 +242,9 @@ def stated_answer(output: str, kind: str = FACTOID) -> str:
     """The answer the output states, or "" when it states none: a factoid's X of "So the
     answer is X."; an open question's whole reply (its "Answer:" label dropped)."""
     if kind == OPEN:
-        return _ANSWER.sub("", output.strip(), count=1).strip() if _ANSWER.match(output.strip()) else output.strip()
+        reply = output.strip()
+        label = _ANSWER.match(reply)
+        return reply[label.end():].strip() if label else reply
     answer = _answer_text(output)
     return _clean(answer) if answer is not None else ""
 
