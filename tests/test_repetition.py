@@ -68,3 +68,9 @@ def test_a_whole_reply_in_one_piece_is_trimmed_too():
     guard = LoopGuard()
     assert guard.feed("First. " + LOOP * 3)
     assert guard.kept == "First. " + LOOP.strip()
+
+
+def test_a_sentence_broken_off_by_the_loop_is_dropped_after_a_whole_one():
+    cycle = "the method builds an absolute path from its segments and then "
+    assert trim_loop("It is documented. So " + cycle * 3) == "It is documented."
+    assert trim_loop("So " + cycle * 3) == "So " + cycle.strip()  # nothing whole before it

@@ -52,9 +52,14 @@ def loop_start(text: str) -> int | None:
 
 
 def trim_loop(text: str) -> str:
-    """``text`` without its repetition (all of it when it does not repeat)."""
+    """``text`` without its repetition (all of it when it does not repeat); a sentence
+    the repetition broke off is dropped when a whole one comes before it."""
     start = loop_start(text)
-    return text if start is None else text[:start].rstrip()
+    if start is None:
+        return text
+    kept = text[:start].rstrip()
+    ends = [m.end() for m in _SENTENCE.finditer(kept)]
+    return kept[: ends[-1]].rstrip() if ends and ends[-1] < len(kept) else kept
 
 
 class LoopGuard:
