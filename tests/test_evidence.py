@@ -46,10 +46,12 @@ def test_the_evidence_is_the_sentence_closest_to_the_question_with_its_citation(
     assert evidence.n == 3 and "two consecutive answers agree" in evidence.text
 
 
-def test_a_short_best_sentence_takes_the_next_one_along():
-    passages = [Passage(7, "Quit with Ctrl+Q. The app saves the conversation first.", "Keys", "k.md")]
-    evidence = choose_evidence("Quit with which key?", passages, HashEmbedder())
-    assert evidence.text == "Quit with Ctrl+Q. The app saves the conversation first."
+def test_the_best_sentence_comes_with_its_closer_neighbour():
+    text = "Bananas are yellow. Quit the app with Ctrl+Q. The app saves the conversation first. Pears are green."
+    evidence = choose_evidence("How do I quit the app?", [Passage(7, text, "Keys", "k.md")], HashEmbedder(dim=512))
+    assert evidence.text == "Quit the app with Ctrl+Q. The app saves the conversation first."
+    alone = choose_evidence("quit?", [Passage(8, "Quit with Ctrl+Q.", "Keys", "k.md")], HashEmbedder())
+    assert alone.text == "Quit with Ctrl+Q."
 
 
 def test_no_sentences_no_evidence():

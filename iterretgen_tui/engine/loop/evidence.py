@@ -1,5 +1,7 @@
-"""Evidence: from the passages the model read, the sentence (or two) that best answers
-the question, scored by the embedder that already ranks the passages.
+"""Evidence: from the passages the model read, the two adjacent sentences that best
+answer the question, scored by the embedder that already ranks the passages: the
+sentence closest to the question, with whichever neighbour in its passage is closer
+(the fact often sits next to the sentence that echoes the question; docs/answers.md).
 
 Shown under every answer ("From your documents: ... [2]"), it is what the user can
 trust whatever the model wrote: a retrieved sentence, quoted, with its source.
@@ -17,7 +19,6 @@ from ..passages import Passage
 
 MIN_WORDS = 3  # shorter pieces are headings or list stubs, not statements
 MAX_WORDS = 60  # a run-on "sentence" (a table, a code block) is cut into windows this long
-SHORT = 12  # a best sentence shorter than this takes the next one along for context
 
 # A sentence ends at a stop that whitespace follows ("config.toml" does not end one), a
 # blank line, or before a list item or heading; single line breaks are hard wraps
@@ -60,7 +61,8 @@ def sentences(text: str) -> list[str]:
 def choose_evidence(
     question: str, passages: Sequence[Passage], embedder: SentenceEmbedder
 ) -> Evidence | None:
-    """The passages' sentence closest to the question; None when no passage has one."""
+    """The passages' sentence closest to the question with its closer neighbour; None
+    when no passage has a sentence."""
     split = [sentences(p.text) for p in passages]
     candidates = [(n, i, s) for n, own in enumerate(split, 1) for i, s in enumerate(own)]
     if not candidates:
@@ -68,8 +70,10 @@ def choose_evidence(
     query = embedder.embed_queries([question])[0]
     scores = embedder.embed_batch([s for *_, s in candidates]) @ query
     best = int(np.argmax(scores))
-    n, i, text = candidates[best]
+    n, i, _ = candidates[best]
     passage, own = passages[n - 1], split[n - 1]
-    if len(text.split()) < SHORT and i + 1 < len(own):
-        text = f"{text} {own[i + 1]}"
+    by_position = {(cn, ci): float(score) for (cn, ci, _), score in zip(candidates, scores)}
+    neighbours = [(by_position[(n, j)], j) for j in (i - 1, i + 1) if (n, j) in by_position]
+    j = max(neighbours)[1] if neighbours else i
+    text = " ".join(own[min(i, j) : max(i, j) + 1])
     return Evidence(text, n, passage.id, passage.source, passage.location, float(scores[best]))
