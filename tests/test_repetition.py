@@ -74,3 +74,8 @@ def test_a_sentence_broken_off_by_the_loop_is_dropped_after_a_whole_one():
     cycle = "the method builds an absolute path from its segments and then "
     assert trim_loop("It is documented. So " + cycle * 3) == "It is documented."
     assert trim_loop("So " + cycle * 3) == "So " + cycle.strip()  # nothing whole before it
+
+
+def test_a_markdown_table_is_not_a_loop():
+    table = "| key | value |\n| --- | --- |\n" + "".join(f"| k{i} | v{i} |\n" for i in range(12))
+    assert loop_start(table) is None

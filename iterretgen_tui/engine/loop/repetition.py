@@ -33,6 +33,11 @@ def _normal(text: str) -> str:
 
 def loop_start(text: str) -> int | None:
     """The offset where ``text`` starts repeating itself; None when it does not."""
+    starts = [s for s in (_repeated_sentence(text), _repeated_ngram(text)) if s is not None]
+    return min(starts, default=None)
+
+
+def _repeated_sentence(text: str) -> int | None:
     seen: dict[str, int] = {}
     for match in _SENTENCE.finditer(text):
         key = _normal(match.group())
@@ -41,7 +46,12 @@ def loop_start(text: str) -> int | None:
         seen[key] = seen.get(key, 0) + 1
         if seen[key] >= (2 if len(key.split()) >= MIN_SENTENCE_WORDS else SHORT_REPEATS):
             return match.start() + len(match.group()) - len(match.group().lstrip())
-    words = [(m.start(), _normal(m.group())) for m in _WORD.finditer(text)]
+    return None
+
+
+def _repeated_ngram(text: str) -> int | None:
+    # Words that are only punctuation ("|", "---" of a table) are no evidence of a loop.
+    words = [(m.start(), w) for m in _WORD.finditer(text) if (w := _normal(m.group()))]
     grams: set[tuple[str, ...]] = set()
     for i in range(len(words) - NGRAM + 1):
         gram = tuple(w for _, w in words[i : i + NGRAM])
