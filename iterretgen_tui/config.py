@@ -36,6 +36,10 @@ class Settings:
     max_tokens: int = LoopOptions.max_tokens
     retrieval: str = "hybrid"  # rankings every search fuses (engine/retrieval/modes.py; docs/evaluation.md)
     n_ctx: int = 4096
+    # llama.cpp's remedies for repetition; none by default (greedy, as the paper): the loop
+    # guard is what stops loops (docs/answers.md).
+    repeat_penalty: float = 1.0
+    presence_penalty: float = 0.0
     passage_words: int = ChunkOptions.words
     passage_overlap: int = ChunkOptions.overlap
     ocr: str = "auto"  # read scanned PDF pages and images by OCR ("auto") or not ("off")
@@ -65,6 +69,10 @@ class Settings:
 
         if self.ocr not in OCR_MODES:
             raise ConfigError(f"ocr must be one of {', '.join(OCR_MODES)}, not {self.ocr!r}")
+        if not 0 < self.repeat_penalty <= 2:
+            raise ConfigError(f"repeat_penalty must be above 0 and at most 2, not {self.repeat_penalty}")
+        if not -2 <= self.presence_penalty <= 2:
+            raise ConfigError(f"presence_penalty must be between -2 and 2, not {self.presence_penalty}")
         return self
 
 

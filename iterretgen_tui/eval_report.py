@@ -7,6 +7,7 @@ from pathlib import Path
 COLUMNS = (  # (summary key, header)
     ("em", "EM"), ("f1", "F1"), ("acc", "Acc"), ("acc_judge", "Acc†"),
     ("answer_recall", "AnsRec"), ("gold_recall", "GoldRec"),
+    ("evidence_recall", "EvRec"), ("stated", "stated"), ("looped", "looped"),
     ("llm_calls", "calls"), ("seconds", "s/q"),
 )
 PLOTTED = ("em", "f1", "acc", "acc_judge", "answer_recall", "gold_recall")

@@ -18,6 +18,9 @@ from typing import Iterator
 from . import paths
 from .engine.errors import IterRetGenError
 from .engine.loop.events import FinalAnswer
+from .engine.loop.evidence import Evidence
+from .engine.loop.question_kind import OPEN
+from .engine.loop.trust import weakness
 from .engine.loop.serialize import final_from_dict, final_to_dict
 from .engine.passages import Passage
 
@@ -142,14 +145,29 @@ def sources_markdown(sources: tuple[Passage, ...], stale: dict[str, str] | None 
     )
 
 
+def evidence_markdown(evidence: Evidence) -> str:
+    """The evidence sentence, quoted, with its citation number and file."""
+    return f"**From your documents:** “{_escape(evidence.text)}” **[{evidence.n}]** — `{evidence.citation}`"
+
+
 def answer_markdown(final: FinalAnswer, stale: dict[str, str] | None = None) -> str:
     """The answer as shown in the chat and in exports: the short answer, the reasoning
-    that led to it, and the numbered sources it was generated from."""
+    that led to it, the evidence sentence and the numbered sources it was generated
+    from. A weak answer (engine/loop/trust.py) is said to be weak, and the evidence
+    leads."""
     parts = []
-    if final.answer:
-        parts.append(f"**Answer:** {_escape(final.answer)}")
-    if final.draft.strip() and final.draft.strip() != final.answer:
+    weak = weakness(final)
+    if weak is not None:
+        parts.append(f"⚠ {weak.message()}")
+        if final.evidence:
+            parts.append(evidence_markdown(final.evidence))
+    if final.answer and final.iterations and final.iterations[-1].stated:
+        label = "The model's answer (unverified)" if weak else "Answer"
+        parts.append(f"**{label}:** {_escape(final.answer)}")
+    if final.kind != OPEN and final.draft.strip() and final.draft.strip() != final.answer:
         parts.append(close_fences(final.draft.strip()))
+    if weak is None and final.evidence:
+        parts.append(evidence_markdown(final.evidence))
     if final.sources:
         parts.append("**Sources**\n\n" + sources_markdown(final.sources, stale))
         if stale and not stale.keys().isdisjoint(p.source for p in final.sources):

@@ -43,7 +43,10 @@ class Session:
         self.load_embedder(status)
         status(f"loading LLM {llm_path.name}")
         try:
-            self.generator = LlamaGenerator(llm_path, n_ctx=settings.n_ctx, device=settings.device, cores=self.cores)
+            self.generator = LlamaGenerator(
+                llm_path, n_ctx=settings.n_ctx, device=settings.device, cores=self.cores,
+                repeat_penalty=settings.repeat_penalty, presence_penalty=settings.presence_penalty,
+            )
         except ValueError as exc:  # llama.cpp refuses a damaged or unsupported file
             raise models.ModelError(f"cannot load {llm_path}: {exc}") from None
         status("models ready")

@@ -13,6 +13,12 @@ Usage: scripts/query_formation.py DATASET_DIR RECORDS.jsonl [--top-k 5]
 does: how each mode uses a perfect draft; ``--retrieval`` is the ranking every search
 reads, as the setting of that name; the unshipped candidates need dense's embedder and
 run with it alone).
+
+Issue 17, what a looping or empty draft should be replaced by (records of drafts made
+without the loop guard): ``trimmed`` cuts each draft before its repetition;
+``evidence`` replaces a looping or empty draft by the evidence sentence of iteration 1's
+passages; ``trimmed-or-evidence`` (what the loop does) trims, and falls back to the
+evidence sentence only when nothing is left.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from iterretgen_tui.engine.loop.queries import FUSION_DEPTH, form_query, merge_s
 from iterretgen_tui.engine.retrieval.fusion import fuse, interleave
 from iterretgen_tui.engine.loop.prompts import extract_answer
 from iterretgen_tui.engine.retrieval.modes import RETRIEVAL_MODES
+from iterretgen_tui.engine.loop.evidence import choose_evidence
+from iterretgen_tui.engine.loop.repetition import loop_start, trim_loop
 from iterretgen_tui.session import Session
 
 
@@ -89,6 +97,24 @@ def passage_neighbours(question, draft, retriever, k):
     return interleave([by_question, *retriever.retrieve_many([p.text for p in by_question[:2]], k)], k)
 
 
+DRAFT_SOURCES = ("model", "gold", "trimmed", "evidence", "trimmed-or-evidence")
+
+
+def draft_from(source: str, draft: str, question, first, embedder) -> str:
+    """The text iteration 2's query is formed from, per ``--draft-source``."""
+    if source == "gold":
+        return question.answers[0]
+    if source == "model":
+        return draft
+    if source == "trimmed":
+        return trim_loop(draft)
+    evidence = choose_evidence(question.text, first, embedder)
+    fallback = evidence.text if evidence else ""
+    if source == "evidence":
+        return fallback if loop_start(draft) is not None or not draft.strip() else draft
+    return trim_loop(draft).strip() or fallback
+
+
 CANDIDATES = {
     "top passage || q, interleaved (not shipped)": top_passage_feedback,
     "top-2 passage neighbours, interleaved (not shipped)": passage_neighbours,
@@ -107,7 +133,7 @@ def main() -> None:
     parser.add_argument("records")
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--embed-backend", default="auto")
-    parser.add_argument("--draft-source", choices=("model", "gold"), default="model")
+    parser.add_argument("--draft-source", choices=DRAFT_SOURCES, default="model")
     parser.add_argument("--retrieval", choices=RETRIEVAL_MODES, default="dense")
     args = parser.parse_args()
 
@@ -121,10 +147,13 @@ def main() -> None:
         records = [r for r in map(json.loads, fh) if r.get("id") in questions]
 
     scores: dict[str, list[dict]] = {"question (t=1)": []}
+    looping = 0
     for record in records:
         question = questions[record["id"]]
-        draft = question.answers[0] if args.draft_source == "gold" else record["iterations"][0]["draft"]
         first = retriever.retrieve(question.text, args.top_k)
+        model_draft = record["iterations"][0]["draft"]
+        looping += loop_start(model_draft) is not None
+        draft = draft_from(args.draft_source, model_draft, question, first, session.embedder)
         scores["question (t=1)"].append(retrieval_scores(first, question))
         query = form_query(question.text, draft)
         for mode in QUERY_MODES:
@@ -137,6 +166,7 @@ def main() -> None:
     print(json.dumps({
         "dataset": dataset.name,
         "n": len(records),
+        "looping_drafts": looping,
         "top_k": args.top_k,
         "draft_source": args.draft_source,
         "retrieval_setting": args.retrieval,

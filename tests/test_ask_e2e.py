@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from iterretgen_tui.engine.loop.repetition import loop_start
+
 NOTES = {
     "eiffel.md": "# Eiffel Tower\n\nThe Eiffel Tower in Paris was designed and built by the "
     "company of the engineer Gustave Eiffel between 1887 and 1889.\n",
@@ -52,7 +54,7 @@ def test_ask_json_two_iterations_with_real_models(notes: Path):
     assert answer["stop_reason"] == "max_iterations"
     first, second = answer["iterations"]
     assert first["query"] == question
-    assert second["query"] == first["draft"] + "\n" + question
+    assert second["query"] == (first["draft"] or first["evidence"]["text"]) + "\n" + question
     assert first["draft"] and second["draft"]
     for iteration in answer["iterations"]:
         assert 1 <= len(iteration["passages"]) <= 2
@@ -62,6 +64,14 @@ def test_ask_json_two_iterations_with_real_models(notes: Path):
             assert passage["ranker"] in ("dense", "lexical", "both")  # hybrid by default
     assert [s["passage_id"] for s in answer["sources"]] == [p["passage_id"] for p in second["passages"]]
     assert answer["answer"] == second["answer"]
+    # The evidence: a sentence of one of the sources, named by passage id, file and location.
+    evidence = answer["evidence"]
+    cited = answer["sources"][evidence["n"] - 1]
+    assert evidence["passage_id"] == cited["passage_id"] and evidence["source"] == cited["source"]
+    assert evidence["location"] == cited["location"]
+    assert " ".join(evidence["text"].split()) in " ".join(cited["text"].split())  # wrapped lines joined
+    assert answer["weakness"] in (None, "looped", "no_answer", "unsupported")
+    assert answer["kind"] == "factoid"
 
 
 @pytest.mark.slow
@@ -105,3 +115,32 @@ def test_ask_with_the_default_reader_not_pulled_answers_with_smollm2_and_says_so
     assert json.loads(result.stdout)["iterations"][0]["draft"]
     assert ("reading with smollm2-135m: the default reader qwen2.5-coder-1.5b-instruct is not downloaded yet"
             in result.stderr)
+
+
+REAL_DOCS = Path(__file__).parent / "data" / "realdocs"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "question, key, file",
+    [
+        ("What does stringDecoder.end() return?", "remaining input", "string_decoder.md"),
+        ("How does Corepack decide which package manager version to run in a project?",
+         "packageManager", "corepack.md"),
+    ],
+)
+def test_real_documents_get_an_answer_that_does_not_loop_and_evidence_from_the_right_file(
+    tmp_path: Path, question: str, key: str, file: str
+):
+    """End to end with the real embedded models on a few real documents (Node.js docs)."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("string_decoder.md", "corepack.md", "punycode.md", "synopsis.md"):
+        (folder / name).write_text((REAL_DOCS / name).read_text("utf-8"), "utf-8")
+    answer = json.loads(cli("ask", question, "--folder", str(folder), "--json", check=True).stdout)
+    assert Path(answer["evidence"]["source"]).name == file
+    assert key.lower() in answer["evidence"]["text"].lower()
+    for iteration in answer["iterations"]:
+        assert loop_start(iteration["draft"]) is None  # whatever the model did, no loop is kept
+    readable = cli("ask", question, "--folder", str(folder), check=True).stdout
+    assert "From your documents: " in readable

@@ -60,3 +60,13 @@ def test_keep_passages_flag_overrides_the_setting_both_ways(command):
     for flags, expected in (([], False), (["--keep-passages"], True), (["--no-keep-passages"], False)):
         args = parser.parse_args(command + flags)
         assert settings_from(args, keep_passages=args.keep_passages).keep_passages is expected
+
+
+def test_decoding_penalties_are_read_from_the_environment_and_checked(monkeypatch):
+    monkeypatch.setenv("ITERRETGEN_REPEAT_PENALTY", "1.1")
+    monkeypatch.setenv("ITERRETGEN_PRESENCE_PENALTY", "0.5")
+    settings = config.load()
+    assert (settings.repeat_penalty, settings.presence_penalty) == (1.1, 0.5)
+    monkeypatch.setenv("ITERRETGEN_REPEAT_PENALTY", "0")
+    with pytest.raises(config.ConfigError, match="repeat_penalty must be above 0"):
+        config.load()

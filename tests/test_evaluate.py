@@ -101,11 +101,16 @@ def test_evaluate_question_scores_every_iteration(tmp_path):
     assert [s["t"] for s in steps] == [1, 2, 3]  # the adaptive stop never cuts the fixed run
     assert len(generator.prompts) == 3
     assert steps[0]["passage_ids"] == ["d1"] and steps[0]["answer"] == "Sylvania"
-    assert steps[0]["scores"] == {"em": 0.0, "f1": 0.0, "acc": 0.0, "answer_recall": 0.0, "gold_recall": 0.5}
+    assert steps[0]["scores"] == {
+        "em": 0.0, "f1": 0.0, "acc": 0.0, "answer_recall": 0.0, "gold_recall": 0.5, "evidence_recall": 0.0,
+    }
     # The draft names Sylvania, so the second retrieval finds the river's passage.
     assert steps[1]["query"].endswith(dataset.questions[0].text)
     assert steps[1]["passage_ids"] == ["d2"] and steps[1]["answer"] == "Blue River"
     assert steps[1]["scores"]["em"] == 1.0 and steps[1]["scores"]["answer_recall"] == 1.0
+    # The evidence sentence is the river's, quoted from the passage the draft was written from.
+    assert steps[1]["scores"]["evidence_recall"] == 1.0 and "Blue River" in steps[1]["evidence"]
+    assert steps[1]["stated"] and not steps[1]["looped"] and not steps[1]["asked"]
     # The third retrieval finds d2 again: the adaptive loop would have stopped after t=2.
     assert record["adaptive"] == {"t": 2, "reason": "same_passages"}
     assert all(s["judge"] is None for s in steps)
@@ -169,7 +174,10 @@ def test_summaries_average_per_iteration():
     records = [record(0.0, 1.0, 2), record(1.0, 1.0, 1)]
     rows = evaluate.summarize(records, [1, 2], judged=False)
     assert rows[0] == {"t": 1, "em": 0.5, "f1": 0.5, "acc": 0.5, "acc_judge": None,
-                       "answer_recall": 0.5, "gold_recall": 0.5, "llm_calls": 1, "seconds": 2.0}
+                       "answer_recall": 0.5, "gold_recall": 0.5,
+                       # records from before issue 17 know nothing of these
+                       "evidence_recall": None, "stated": None, "looped": None,
+                       "llm_calls": 1, "seconds": 2.0}
     assert rows[1]["em"] == 1.0 and rows[1]["llm_calls"] == 2 and rows[1]["seconds"] == 4.0
     adaptive = evaluate.summarize_adaptive(records, judged=True)
     assert adaptive["em"] == 1.0 and adaptive["iterations"] == 1.5 and adaptive["seconds"] == 3.0
@@ -226,7 +234,8 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
                              "retrieval_settings", "seconds"]
     assert summary["dataset"] == "toy" and summary["n"] == 3
     assert [list(r) for r in summary["iterations"]] == [
-        ["t", "em", "f1", "acc", "acc_judge", "answer_recall", "gold_recall", "llm_calls", "seconds"]
+        ["t", "em", "f1", "acc", "acc_judge", "answer_recall", "gold_recall",
+         "evidence_recall", "stated", "looped", "llm_calls", "seconds"]
     ] * 2
     # q1 and q2 go wrong at t=1 and right at t=2; q3 is right throughout.
     assert summary["iterations"][0]["em"] == pytest.approx(1 / 3, abs=1e-4)

@@ -87,3 +87,49 @@ def test_a_draft_cut_inside_a_code_block_does_not_swallow_the_sources():
     assert "```bash\nls --all --all\n```\n\n**Sources**" in text
     assert history.close_fences("a\n~~~~\nb\n~~~~\n```") == "a\n~~~~\nb\n~~~~\n```\n```"
     assert history.close_fences("```\ncode\n```") == "```\ncode\n```"
+
+
+def test_evidence_is_saved_shown_under_the_answer_and_exported():
+    from dataclasses import replace
+
+    from iterretgen_tui.engine.loop.evidence import Evidence
+
+    evidence = Evidence("Gustave Eiffel was born in Dijon.", 1, 7, "/docs/g.pdf", "p. 2", 0.7)
+    answered = replace(final(), evidence=evidence, iterations=tuple(
+        replace(t, evidence=evidence) for t in final().iterations))
+    store = history.History()
+    cid = store.start("Where was Eiffel born?", "/docs")
+    store.add_turn(cid, answered)
+    assert store.get(cid).turns == (answered,)
+    text = history.answer_markdown(answered)
+    assert text.index("**Answer:** Dijon") < text.index("**From your documents:** “Gustave Eiffel was born in Dijon.” **[1]** — `/docs/g.pdf (p. 2)`")
+    assert "From your documents" in history.to_markdown(store.get(cid))
+    store.close()
+
+
+def test_a_turn_saved_before_evidence_still_opens():
+    saved = history.final_to_json(final())
+    for key in ("evidence", "kind", "looped", "stated", "asked"):
+        saved = re.sub(rf', "{key}": [^,}}]*', "", saved)
+    assert '"evidence"' not in saved and '"stated"' not in saved
+    reopened = history.final_from_json(saved)
+    assert reopened == final()
+    assert reopened.evidence is None and reopened.kind == "factoid"
+
+
+def test_a_weak_answer_says_so_and_leads_with_the_evidence():
+    from dataclasses import replace
+
+    from iterretgen_tui.engine.loop.evidence import Evidence
+
+    evidence = Evidence("Gustave Eiffel was born in Dijon.", 1, 7, "/docs/g.pdf", "p. 2")
+    traces = final().iterations
+    looped = replace(final(), evidence=evidence, iterations=(*traces[:-1], replace(traces[-1], looped=True)))
+    text = history.answer_markdown(looped)
+    assert text.startswith("⚠ The model started repeating itself")
+    assert text.index("From your documents") < text.index("The model's answer (unverified):** Dijon")
+    unstated = replace(looped, answer="", iterations=(*traces[:-1], replace(traces[-1], stated=False)))
+    assert history.answer_markdown(unstated).startswith("⚠ No answer found")
+    assert "unverified" not in history.answer_markdown(unstated)
+    invented = replace(final(), answer="Grenoble", evidence=evidence)
+    assert history.answer_markdown(invented).startswith("⚠ The model's answer is not supported")

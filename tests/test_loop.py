@@ -243,3 +243,40 @@ def test_interleave_takes_the_rankings_in_turn_each_passage_once():
 def test_unknown_query_mode_is_refused():
     with pytest.raises(ValueError, match="query_mode"):
         events_of(ScriptedGenerator(["So the answer is Paris."]), adaptive=False, query_mode="magic")
+
+
+def test_a_looping_draft_is_stopped_trimmed_and_asked_for_its_answer():
+    loop = "It is a tower that is shared among all the people. " * 20
+    gen = ScriptedGenerator(["Gustave Eiffel built it. " + loop, "Dijon", "So the answer is Dijon."])
+    events = events_of(gen, adaptive=False, query_mode="draft")
+    first = [e for e in events if isinstance(e, DraftDone)][0].trace
+    assert first.looped and first.asked and first.stated
+    assert first.draft == "Gustave Eiffel built it. It is a tower that is shared among all the people."
+    assert first.answer == "Dijon"  # the follow-up's reply
+    assert gen.tokens_emitted < len(loop.split()) // 5  # stopped at once, not at the token limit
+    # Iteration 2 searches with the draft before its loop, not with the loop.
+    query = [e for e in events if isinstance(e, QueryFormed)][1].query
+    assert query == first.draft + "\nWhere was the builder of the Eiffel Tower born?"
+    final = events[-1]
+    assert final.evidence is not None and final.evidence.text in " ".join(p.text for p in final.sources)
+    assert final.sources[final.evidence.n - 1].id == final.evidence.passage_id
+
+
+def test_an_empty_draft_feeds_the_evidence_sentence_to_the_next_query():
+    gen = ScriptedGenerator(["", "", "So the answer is Dijon."])
+    events = events_of(gen, adaptive=False, query_mode="draft")
+    first = [e for e in events if isinstance(e, DraftDone)][0].trace
+    assert first.draft == "" and not first.stated and first.evidence is not None
+    query = [e for e in events if isinstance(e, QueryFormed)][1].query
+    assert query == first.evidence.text + "\nWhere was the builder of the Eiffel Tower born?"
+
+
+def test_an_open_question_gets_the_cited_prompt_and_its_reply_is_the_answer():
+    reply = "It was built by Gustave Eiffel [1], who was born in Dijon [2]."
+    gen = ScriptedGenerator([reply])
+    events = list(iterretgen.run("How was the Eiffel Tower built?", retriever=default_retriever(),
+                                 generator=gen, options=paper_options(iterations=1, top_k=2)))
+    final = events[-1]
+    assert final.kind == "open" and final.answer == reply
+    assert len(gen.prompts) == 1  # an open answer is its reply: no follow-up asked
+    assert gen.prompts[0][-1]["content"].startswith("Knowledge:\n[1] Title: ")

@@ -238,3 +238,10 @@ def test_the_catalogue_ships_in_the_wheel():
 
     pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text("utf-8"))
     assert "models/catalogue.toml" in pyproject["tool"]["setuptools"]["package-data"]["iterretgen_tui"]
+
+
+def test_the_status_hint_names_the_embedded_model_and_how_to_get_a_better_one():
+    for name in (models.EMBEDDED_LLM, Path(catalogue.load()[models.EMBEDDED_LLM].path).stem):
+        hint = models.upgrade_hint(name)
+        assert hint.startswith("embedded 135M model") and "iterretgen-chat models pull " in hint
+    assert models.upgrade_hint("qwen2.5-3b-instruct") == ""

@@ -333,3 +333,35 @@ async def test_the_window_shortens_the_gil_switch_interval_while_it_runs(tmp_pat
         await wait_for(pilot, app.ready.is_set)
         assert abs(sys.getswitchinterval() - GIL_SWITCH_SECONDS) < 1e-9  # stored in microseconds
     assert sys.getswitchinterval() == before
+
+
+@pilot_test
+async def test_the_evidence_is_shown_under_the_answer(tmp_path):
+    app, _ = make_app(tmp_path, generator=HeldGenerator(DRAFTS))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        await ask_and_wait(pilot)
+        final = answers(app)[-1]
+        evidence = final.final.evidence
+        assert evidence is not None
+        assert evidence.text in final.final.sources[evidence.n - 1].text
+        source = final.source
+        assert source.index("**Answer:** Dijon") < source.index("**From your documents:**")
+        assert f"“{evidence.text}” **[{evidence.n}]**" in source
+        assert "⚠" not in source
+
+
+@pilot_test
+async def test_no_answer_found_is_said_plainly_and_the_evidence_leads(tmp_path):
+    # The model reasons without ever stating an answer, and has none when asked.
+    generator = HeldGenerator(["Gustave Eiffel was an engineer of great renown.", ""])
+    settings = config.Settings(llm="scripted-llm", embedder="hash-embedder", device="cpu",
+                               iterations=1, top_k=2, query_mode="draft", keep_passages=False)
+    app, _ = make_app(tmp_path, settings, generator=generator)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        await ask_and_wait(pilot)
+        source = answers(app)[-1].source
+        assert source.startswith("⚠ No answer found: the model did not state one.")
+        assert source.index("**From your documents:**") < source.index("Gustave Eiffel was an engineer")
+        assert "**Answer:**" not in source

@@ -17,6 +17,7 @@ from ..cli import UserError, add_loop_flags, add_model_flags, settings_from
 from ..engine.indexing.documents import check_folder
 from ..engine.loop.events import DraftDone, FinalAnswer, IterationStarted, PassagesRetrieved, Token
 from ..engine.loop.serialize import final_to_dict
+from ..engine.loop.trust import weakness
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -68,10 +69,26 @@ def execute(args: argparse.Namespace) -> int:
             say(f"\n({event.trace.seconds:.1f} s)")
     seconds = time.perf_counter() - started
     if args.json:
-        print(json.dumps({**final_to_dict(final), "seconds": round(seconds, 3)}, ensure_ascii=False))
+        weak = weakness(final)
+        print(json.dumps({**final_to_dict(final), "weakness": weak.value if weak else None,  # looped, no_answer, unsupported
+                          "seconds": round(seconds, 3)}, ensure_ascii=False))
         return 0
     say(final.stop_reason.describe(final.stopped_at))
-    print(f"\n{final.answer or '(no answer)'}\n")
+    print(readable_answer(final))
     for n, p in enumerate(final.sources, 1):
         print(f"[{n}] {p.title} - {p.citation}")
     return 0
+
+
+def readable_answer(final: FinalAnswer) -> str:
+    """The answer, then the evidence; a weak answer is said to be weak, evidence first."""
+    evidence = (
+        f"From your documents: \"{final.evidence.text}\" [{final.evidence.n}]"
+        if final.evidence else "From your documents: nothing relevant found."
+    )
+    weak = weakness(final)
+    if weak is None:
+        return f"\n{final.answer}\n\n{evidence}\n"
+    stated = (f"\nThe model's answer (unverified): {final.answer}"
+              if final.iterations and final.iterations[-1].stated else "")
+    return f"\n{weak.message()}\n{evidence}{stated}\n"

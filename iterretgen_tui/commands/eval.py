@@ -119,6 +119,8 @@ def run_config(dataset, settings, options, *, draft_source: str = "model", judge
         "n_ctx": settings.n_ctx, "retrieval": settings.retrieval, **loop,
         "draft_source": draft_source,
         "judge_llm": judge_llm,
+        # issue 17: decoding penalties change every draft
+        "repeat_penalty": settings.repeat_penalty, "presence_penalty": settings.presence_penalty,
     }
 
 

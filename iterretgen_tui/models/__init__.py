@@ -41,6 +41,16 @@ def embedded_path(entry: Entry) -> Path:
     return package_dir(entry.package) / entry.path
 
 
+def upgrade_hint(llm: str) -> str:
+    """For the status line: when the embedded 135M model answers (by name or by its file's
+    name, as the loaded generator reports it), how to get a better one; else ""."""
+    known = catalogue.load()
+    if llm not in (EMBEDDED_LLM, Path(known[EMBEDDED_LLM].path).stem):
+        return ""
+    name = DEFAULT_LLM if DEFAULT_LLM in known else "NAME (iterretgen-chat models list)"
+    return f"embedded 135M model, answers are weak: iterretgen-chat models pull {name}"
+
+
 def check_gguf(path: Path) -> Path:
     if not path.exists():
         raise ModelError(f"model file not found: {path}")

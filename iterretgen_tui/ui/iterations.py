@@ -128,7 +128,10 @@ class IterationPane(Vertical):
         await self.draft.replace(trace.draft)
         self.border_subtitle = f"{trace.seconds:.1f} s"
         trimmed = " (passages trimmed to fit the model)" if trace.trimmed else ""
-        self.note(f"Answer: {trace.answer or '(none)'}{trimmed}")
+        looped = " · the draft repeated itself and was cut there" if trace.looped else ""
+        asked = " (asked for: the draft stated none)" if trace.asked and trace.stated else ""
+        answer = trace.answer if trace.stated and trace.answer else "(none stated)"
+        self.note(f"Answer: {answer}{asked}{looped}{trimmed}")
 
     async def stop(self) -> None:
         await self.draft.stop_stream()

@@ -8,6 +8,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
+from ..models import upgrade_hint
+
 if TYPE_CHECKING:
     from ..engine.indexing.indexer import IndexProgress
 
@@ -61,6 +63,9 @@ class StatusLine(Horizontal):
             size,
         ]
         text = " · ".join(parts)
+        hint = upgrade_hint(self.facts["llm"])
+        if hint:
+            text += f"  │  {hint}"
         if self.activity:
             text += f"  │  {self.activity}"
         self.query_one("#status-text", Static).update(text)

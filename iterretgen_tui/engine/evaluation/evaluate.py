@@ -88,6 +88,7 @@ def evaluate_question(
     if replayed is not None:
         replayed.clear()
     retrieved: list[tuple[Passage, ...]] = []
+    calls_before: list[int] = []  # generator calls made before each iteration's draft was done
     gold = question.answers[0] if question.answers else ""
     for event in iterretgen.run(
         question.text,
@@ -98,6 +99,7 @@ def evaluate_question(
     ):
         if isinstance(event, PassagesRetrieved):
             retrieved.append(event.passages)
+            calls_before.append(len(replayed) if replayed is not None else 0)
         elif isinstance(event, FinalAnswer):
             final = event
     verdicts: dict[str, bool | None] = {}  # the same answer gets the same (greedy) verdict
@@ -105,8 +107,9 @@ def evaluate_question(
     for i, (trace, passages) in enumerate(zip(final.iterations, retrieved)):
         if judge_with is not None and trace.answer not in verdicts:
             verdicts[trace.answer] = judge(judge_with, question.text, trace.answer, gold)
-        # A replayed generation costs what it cost when it ran.
-        original = replayed[i] if replayed and i < len(replayed) else None
+        # A replayed generation costs what it cost when it ran; an iteration may have made
+        # two calls (the draft, then the follow-up asking for its answer).
+        original = _replayed_seconds(replayed, calls_before, i)
         steps.append(step_record(question, trace, passages, original, verdicts.get(trace.answer)))
     stop_t, reason = adaptive_stop(retrieved, final.iterations)
     return {
@@ -133,13 +136,27 @@ def step_record(
         "seconds": round(trace.seconds + (original or 0.0), 3),
         "replayed": original is not None,
         "judge": verdict,
+        "looped": trace.looped,
+        "stated": trace.stated,
+        "asked": trace.asked,
+        "evidence": trace.evidence.text if trace.evidence else "",
         "scores": {
             "em": metrics.exact_match(trace.answer, question.answers),
             "f1": metrics.f1(trace.answer, question.answers),
             "acc": metrics.accuracy(trace.answer, question.answers),
             **retrieval_scores(retrieved, question),
+            "evidence_recall": metrics.answer_recall([trace.evidence.text] if trace.evidence else [], question.answers),
         },
     }
+
+
+def _replayed_seconds(replayed: list | None, calls_before: Sequence[int], i: int) -> float | None:
+    """What iteration i's replayed generations cost when they ran; None if none was replayed."""
+    if not replayed:
+        return None
+    end = calls_before[i + 1] if i + 1 < len(calls_before) else len(replayed)
+    originals = [s for s in replayed[calls_before[i] : end] if s is not None]
+    return sum(originals) if originals else None
 
 
 def _scores(steps: Sequence[dict], t: int, judged: bool) -> dict:
@@ -150,16 +167,22 @@ def _scores(steps: Sequence[dict], t: int, judged: bool) -> dict:
         "em": scores["em"], "f1": scores["f1"], "acc": scores["acc"],
         "acc_judge": float(step["judge"] is True) if judged else None,
         "answer_recall": scores["answer_recall"], "gold_recall": scores["gold_recall"],
+        # Records saved before these were kept have none of them.
+        "evidence_recall": scores.get("evidence_recall"),
+        "stated": _flag(step, "stated"), "looped": _flag(step, "looped"),
         "llm_calls": t,
         "seconds": sum(s["seconds"] for s in steps[:t]),
     }
 
 
+def _flag(step: dict, name: str) -> float | None:
+    return None if name not in step else float(step[name])
+
+
 def _mean(rows: Sequence[dict]) -> dict:
-    return {
-        key: None if rows[0][key] is None else round(fmean(r[key] for r in rows), 4)
-        for key in rows[0]
-    }
+    """Each metric over the rows that have it (records from older versions lack some)."""
+    found = {key: [r[key] for r in rows if r[key] is not None] for key in rows[0]}
+    return {key: round(fmean(values), 4) if values else None for key, values in found.items()}
 
 
 def summarize(records: Sequence[dict], ts: Iterable[int], *, judged: bool) -> list[dict]:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ..passages import Passage
+from .evidence import Evidence
+from .question_kind import FACTOID
 
 
 class StopReason(str, Enum):
@@ -79,6 +81,11 @@ class IterationTrace:
     # Per passage, the searches that found it; () for one carried forward (provenance.py).
     # Empty altogether in history saved before it.
     found_by: tuple[tuple[str, ...], ...] = ()
+    # What the draft amounts to (engine/loop/outcome.py); defaults are what history saved before them reads as.
+    looped: bool = False  # the draft repeated itself and was cut where the repetition began
+    stated: bool = True  # an answer was stated, in the draft or when asked (follow_up.py)
+    asked: bool = False  # the draft stated none, so the model was asked for it
+    evidence: Evidence | None = None  # the passages' sentence closest to the question
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,8 @@ class FinalAnswer:
     stop_reason: StopReason
     iterations: tuple[IterationTrace, ...]
     stopped_at: int  # the iteration during which the loop stopped (see StopReason.describe)
+    evidence: Evidence | None = None  # the last iteration's (engine/loop/evidence.py)
+    kind: str = FACTOID  # the question's kind (engine/loop/question_kind.py)
 
 
 Event = (

@@ -1,5 +1,7 @@
 """Text generation with llama-cpp-python: the GGUF's own chat template, streaming,
-cancellable between tokens, greedy by default (the paper decodes greedily)."""
+cancellable between tokens, greedy by default (the paper decodes greedily). llama.cpp's
+repeat and presence penalties can be set; docs/answers.md measures them against the
+loop guard (engine/loop/repetition.py)."""
 
 from __future__ import annotations
 
@@ -51,6 +53,8 @@ class LlamaGenerator:
         n_threads: int | None = None,
         cores: CoreShare | None = None,
         seed: int = 0,
+        repeat_penalty: float = 1.0,
+        presence_penalty: float = 0.0,
     ) -> None:
         from llama_cpp import Llama
 
@@ -58,6 +62,9 @@ class LlamaGenerator:
         self.name = self.path.stem
         stat = self.path.stat()
         self.identity = f"{self.path.name}:{stat.st_size}:{int(stat.st_mtime)}"
+        self.penalties = {"repeat_penalty": repeat_penalty, "presence_penalty": presence_penalty}
+        if (repeat_penalty, presence_penalty) != (1.0, 0.0):  # plain greedy keeps its old memo keys
+            self.identity += f":repeat{repeat_penalty}:presence{presence_penalty}"
         self.n_gpu_layers = gpu_layers(device)
         self.device = "cuda" if self.n_gpu_layers else "cpu"
         # The prompt and decoding take the same threads: all the cores others leave free,
@@ -110,8 +117,8 @@ class LlamaGenerator:
                 max_tokens=max_tokens,
                 temperature=0.0,
                 top_k=1,
-                repeat_penalty=1.0,
                 stream=True,
+                **self.penalties,
             )
             try:
                 for chunk in chunks:

@@ -32,7 +32,10 @@ from .events import (
 from .generator import Generator
 from . import provenance
 from .options import LoopOptions
-from .prompts import answer_complete, build_prompt, extract_answer
+from .outcome import draft_outcome
+from .prompts import answer_complete, build_prompt
+from .question_kind import question_kind
+from .repetition import LoopGuard
 from .queries import QUESTION, PassageRetriever, QueryFormer, merge_rankings, paper_query, rank_searches, searches
 from .stopping import answers_converge, no_new_passages
 
@@ -49,6 +52,7 @@ def run(
     if not question.strip():
         raise ValueError("the question is empty")
     cancel = cancel or threading.Event()
+    kind = question_kind(question)  # the factoid or the open prompt
     traces: list[IterationTrace] = []
     reason = StopReason.MAX_ITERATIONS
     t = 1  # the iteration being worked on when the loop stops
@@ -63,7 +67,7 @@ def run(
         if options.adaptive and previous and no_new_passages(retrieved.passages, previous.passages):
             reason = StopReason.SAME_PASSAGES
             break
-        trace = yield from generate(t, question, retrieved, previous, generator, options, cancel, started)
+        trace = yield from generate(t, question, kind, retrieved, previous, generator, retriever, options, cancel, started)
         if trace is None:
             reason = StopReason.CANCELLED
             break
@@ -73,7 +77,7 @@ def run(
             reason = StopReason.CONVERGED
             break
     yield Stopped(t, reason)
-    yield final_answer(question, traces, reason, t)
+    yield final_answer(question, kind, traces, reason, t)
 
 
 @dataclass(frozen=True)
@@ -115,46 +119,53 @@ def retrieve(
 def generate(
     t: int,
     question: str,
+    kind: str,
     retrieved: Retrieved,
     previous: IterationTrace | None,
     generator: Generator,
+    retriever: PassageRetriever,
     options: LoopOptions,
     cancel: threading.Event,
     started: float,
 ) -> Steps[Event, None, IterationTrace | None]:
-    """Retrieval-augmented generation: draft y_t from the passages, streamed; None if cancelled."""
+    """Retrieval-augmented generation: draft y_t from the passages, streamed, stopped as
+    soon as it states its answer or repeats itself; None if cancelled."""
     candidates = retrieved.passages
     if options.keep_passages and previous:
         candidates = carry_forward(candidates, previous.passages)
     prompt = build_prompt(
-        question, candidates, count_tokens=generator.count_tokens, budget=generator.n_ctx - options.max_tokens
+        question, candidates, count_tokens=generator.count_tokens, budget=generator.n_ctx - options.max_tokens,
+        kind=kind,
     )
     if prompt.dropped or prompt.truncated:
         yield ContextTrimmed(t, len(prompt.passages), prompt.dropped, prompt.truncated)
-    pieces: list[str] = []
     stream = generator.stream(prompt.messages, max_tokens=options.max_tokens, cancel=cancel)
+    guard = LoopGuard()  # holds the draft; a draft that repeats itself stops at once
     try:
         for piece in stream:
-            pieces.append(piece)
             yield Token(t, piece)
-            if answer_complete("".join(pieces)):
+            if guard.feed(piece):
+                break  # looping: nothing more of use will come
+            if answer_complete(guard.text, kind):
                 break  # the answer is stated: whatever follows would be discarded
     finally:
         stream.close()  # stops decoding at once
     if cancel.is_set():
         return None
-    draft = "".join(pieces).strip()
+    # The draft before any loop, its stated answer (asked for if missing), the evidence.
+    outcome = draft_outcome(question, kind, guard, prompt, generator, retriever.embedder, cancel)
+    if cancel.is_set():
+        return None
     return IterationTrace(
         t=t,
         query=retrieved.query,
         searches=retrieved.searches,
         passages=prompt.passages,
-        draft=draft,
-        answer=extract_answer(draft),
         seconds=time.perf_counter() - started,
         prompt_tokens=prompt.tokens,
         trimmed=bool(prompt.dropped or prompt.truncated),
         found_by=tuple(retrieved.found_by.get(p.id, ()) for p in prompt.passages),  # (): carried forward
+        **outcome,
     )
 
 
@@ -164,7 +175,9 @@ def carry_forward(new: Sequence[Passage], earlier: Sequence[Passage]) -> tuple[P
     return tuple(new) + tuple(p for p in earlier if p.id not in seen)
 
 
-def final_answer(question: str, traces: Sequence[IterationTrace], reason: StopReason, t: int) -> FinalAnswer:
+def final_answer(
+    question: str, kind: str, traces: Sequence[IterationTrace], reason: StopReason, t: int
+) -> FinalAnswer:
     last = traces[-1] if traces else None
     return FinalAnswer(
         question=question,
@@ -174,4 +187,6 @@ def final_answer(question: str, traces: Sequence[IterationTrace], reason: StopRe
         stop_reason=reason,
         iterations=tuple(traces),
         stopped_at=t,
+        evidence=last.evidence if last else None,
+        kind=kind,
     )

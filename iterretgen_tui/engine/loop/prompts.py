@@ -1,5 +1,6 @@
-"""Our 3-shot chain-of-thought demos in the paper's layout, prompt assembly within the
-model's window, and answer extraction.
+"""Our 3-shot chain-of-thought demos in the paper's layout (factoid questions), our
+2-shot cited-summary demos (open questions, engine/loop/question_kind.py), prompt
+assembly within the model's window, and answer extraction.
 
 The messages are laid out so that everything before the final user turn (instruction
 and demos) is identical across calls: llama.cpp then reuses that prefix's evaluation.
@@ -13,6 +14,7 @@ from typing import Callable, Sequence
 
 from ..passages import Passage
 from ..errors import IterRetGenError
+from .question_kind import FACTOID, OPEN
 
 INSTRUCTION = (
     "You answer questions using the knowledge given with each question. "
@@ -62,26 +64,69 @@ DEMOS: tuple[tuple[tuple[tuple[str, str], ...], str, str], ...] = (
 )
 
 
+OPEN_INSTRUCTION = (
+    "You answer questions using the numbered knowledge given with each question. "
+    "Reply with a short answer of two or three sentences, each citing the passage it "
+    "comes from as [n]. Do not repeat yourself."
+)
+
+# (knowledge [(title, context)], question, answer of a few sentences citing [n])
+OPEN_DEMOS: tuple[tuple[tuple[tuple[str, str], ...], str, str], ...] = (
+    (
+        (
+            ("Snapshots", "The backup tool keeps one snapshot per night. A snapshot stores "
+             "only the blocks that changed since the previous one, and points to the rest."),
+            ("Retention", "Snapshots older than 30 days are pruned every Sunday, except the "
+             "first snapshot of each month, which is kept for a year."),
+        ),
+        "How does the backup tool keep its snapshots small?",
+        "Each nightly snapshot stores only the blocks that changed since the previous "
+        "snapshot and points to the unchanged ones [1]. Old snapshots are pruned after "
+        "30 days, apart from one per month kept for a year [2].",
+    ),
+    (
+        (
+            ("Meeting notes, 4 March", "We decided to move the release to April so the "
+             "translation team can finish. Mira owns the release checklist."),
+            ("Release process", "A release needs a signed tag and green nightly builds "
+             "for three days in a row."),
+        ),
+        "What did we decide about the release?",
+        "The release moves to April so the translation team can finish, and Mira owns "
+        "its checklist [1]. It still needs a signed tag and three days of green nightly "
+        "builds [2].",
+    ),
+)
+
+
 class QuestionTooLong(IterRetGenError, ValueError):
     """The question alone does not fit in the model's context window."""
 
 
-def knowledge_line(title: str, text: str) -> str:
-    return f"Title: {title} Context: {' '.join(text.split())}"
+def knowledge_line(title: str, text: str, n: int | None = None) -> str:
+    """One passage; open prompts number them, [n], for the answer to cite."""
+    number = f"[{n}] " if n is not None else ""
+    return f"{number}Title: {title} Context: {' '.join(text.split())}"
 
 
-def user_turn(knowledge: Sequence[str], question: str) -> str:
+def user_turn(knowledge: Sequence[str], question: str, kind: str = FACTOID) -> str:
     lines = "\n".join(knowledge)
-    return f"Knowledge:\n{lines}\n\nQuestion: {question}\nLet's think step by step."
+    ask = "Answer in two or three sentences, citing [n]." if kind == OPEN else "Let's think step by step."
+    return f"Knowledge:\n{lines}\n\nQuestion: {question}\n{ask}"
 
 
-def demo_messages() -> list[dict[str, str]]:
-    messages = [{"role": "system", "content": INSTRUCTION}]
-    for knowledge, question, reasoning in DEMOS:
-        lines = [knowledge_line(title, text) for title, text in knowledge]
-        messages.append({"role": "user", "content": user_turn(lines, question)})
+def demo_messages(kind: str = FACTOID) -> list[dict[str, str]]:
+    instruction, demos = (OPEN_INSTRUCTION, OPEN_DEMOS) if kind == OPEN else (INSTRUCTION, DEMOS)
+    messages = [{"role": "system", "content": instruction}]
+    for knowledge, question, reasoning in demos:
+        lines = [_line(title, text, n, kind) for n, (title, text) in enumerate(knowledge, 1)]
+        messages.append({"role": "user", "content": user_turn(lines, question, kind)})
         messages.append({"role": "assistant", "content": reasoning})
     return messages
+
+
+def _line(title: str, text: str, n: int, kind: str) -> str:
+    return knowledge_line(title, text, n if kind == OPEN else None)
 
 
 @dataclass(frozen=True)
@@ -100,15 +145,16 @@ def build_prompt(
     count_tokens: Callable[[str], int],
     budget: int,
     per_message: int = 8,
+    kind: str = FACTOID,
 ) -> Prompt:
     """Demos, then the passages in rank order while they fit ``budget`` tokens; the last
     one that only partly fits is cut at a word boundary. Demos are dropped (last first)
     before the question's own passages would all be lost."""
-    demos = demo_messages()
-    question_turn = user_turn([], question)
+    demos = demo_messages(kind)
+    question_turn = user_turn([], question, kind)
     fixed = sum(count_tokens(m["content"]) + per_message for m in demos)
     own = count_tokens(question_turn) + per_message
-    if count_tokens(INSTRUCTION) + per_message + own > budget:
+    if count_tokens(demos[0]["content"]) + per_message + own > budget:
         raise QuestionTooLong(
             f"the question is too long for the model's context window ({budget} tokens)"
         )
@@ -121,7 +167,7 @@ def build_prompt(
     lines: list[str] = []
     truncated = 0
     for passage in passages:
-        line = knowledge_line(passage.title, passage.text)
+        line = _line(passage.title, passage.text, len(kept) + 1, kind)
         cost = count_tokens(line) + 1
         if cost <= room:
             kept.append(passage)
@@ -129,28 +175,34 @@ def build_prompt(
             room -= cost
             continue
         if room >= 32:
-            cut = _cut_to_fit(passage, room - 1, count_tokens)
+            cut = _cut_to_fit(passage, room - 1, count_tokens, _line_maker(len(kept) + 1, kind))
             if cut:
                 kept.append(passage)
                 lines.append(cut)
                 truncated += 1
         break
-    content = user_turn(lines, question)
+    content = user_turn(lines, question, kind)
     messages = demos + [{"role": "user", "content": content}]
     tokens = fixed + count_tokens(content) + per_message
     return Prompt(messages, tuple(kept), tokens, len(passages) - len(kept), truncated)
 
 
-def _cut_to_fit(passage: Passage, room: int, count_tokens: Callable[[str], int]) -> str:
+def _line_maker(n: int, kind: str) -> Callable[[str, str], str]:
+    return lambda title, text: _line(title, text, n, kind)
+
+
+def _cut_to_fit(
+    passage: Passage, room: int, count_tokens: Callable[[str], int], line: Callable[[str, str], str]
+) -> str:
     words = passage.text.split()
     lo, hi = 0, len(words)
     while lo < hi:  # the longest word prefix whose line fits
         mid = (lo + hi + 1) // 2
-        if count_tokens(knowledge_line(passage.title, " ".join(words[:mid]) + " ...")) <= room:
+        if count_tokens(line(passage.title, " ".join(words[:mid]) + " ...")) <= room:
             lo = mid
         else:
             hi = mid - 1
-    return knowledge_line(passage.title, " ".join(words[:lo]) + " ...") if lo else ""
+    return line(passage.title, " ".join(words[:lo]) + " ...") if lo else ""
 
 
 # "So the answer is X." as the demos end; small models also open a line with
@@ -184,12 +236,30 @@ def extract_answer(output: str) -> str:
     if answer is None:
         sentences = [s for s in re.split(r"(?<=[.!?])\s+", output.strip()) if s.strip()]
         answer = sentences[-1] if sentences else ""
+    return _clean(answer)
+
+
+def stated_answer(output: str, kind: str = FACTOID) -> str:
+    """The answer the output states, or "" when it states none: a factoid's X of "So the
+    answer is X."; an open question's whole reply (its "Answer:" label dropped)."""
+    if kind == OPEN:
+        reply = output.strip()
+        label = _ANSWER.match(reply)
+        return reply[label.end():].strip() if label else reply
+    answer = _answer_text(output)
+    return _clean(answer) if answer is not None else ""
+
+
+def _clean(answer: str) -> str:
     return answer.strip().strip("*\"'` ").rstrip(".").strip()
 
 
-def answer_complete(output: str) -> bool:
+def answer_complete(output: str, kind: str = FACTOID) -> bool:
     """True once the output has stated its answer in full: generation can stop there
-    (small models otherwise ramble or repeat themselves up to the token limit)."""
+    (small models otherwise ramble or repeat themselves up to the token limit). An open
+    question's answer is the whole reply, however it starts."""
+    if kind == OPEN:
+        return False
     rest = _after_last_marker(output)
     if rest is None:
         return False

@@ -14,8 +14,10 @@ from __future__ import annotations
 from typing import Callable, Protocol, Sequence
 
 from ..passages import Passage
+from .evidence import SentenceEmbedder
 from ..retrieval.fusion import fuse, interleave
 from .events import IterationTrace
+from .outcome import query_draft
 from .options import QUERY_MODES
 
 # The searches an iteration may merge, by identifier (the UI words them).
@@ -24,6 +26,8 @@ FUSION_DEPTH = 50  # ranks read from each list before fusing
 
 
 class PassageRetriever(Protocol):
+    embedder: SentenceEmbedder | None  # also scores the evidence sentences (None: no evidence)
+
     def retrieve(self, query: str, k: int) -> list[Passage]: ...
 
     def retrieve_many(self, queries: Sequence[str], k: int) -> list[list[Passage]]: ...
@@ -40,8 +44,9 @@ def form_query(question: str, text: str) -> str:
 
 
 def paper_query(question: str, previous: IterationTrace) -> str:
-    """y(t-1) || q."""
-    return form_query(question, previous.draft)
+    """y(t-1) || q, with y(t-1) cut before any repetition (or the evidence sentence when
+    nothing of it is left: engine/loop/outcome.query_draft)."""
+    return form_query(question, query_draft(previous))
 
 
 def searches(question: str, query: str, mode: str, lead: Passage | None = None) -> dict[str, str]:

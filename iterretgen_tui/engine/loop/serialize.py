@@ -9,6 +9,7 @@ from typing import Any
 
 from ..passages import Passage
 from .events import FinalAnswer, IterationTrace, StopReason
+from .evidence import Evidence
 from .provenance import Origin, trace_origins
 
 
@@ -20,6 +21,7 @@ def final_to_dict(final: FinalAnswer) -> dict[str, Any]:
     data = {f.name: getattr(final, f.name) for f in fields(FinalAnswer)}
     data["sources"] = [{"n": n, **passage_to_dict(p)} for n, p in enumerate(final.sources, 1)]
     data["stop_reason"] = final.stop_reason.value
+    data["evidence"] = asdict(final.evidence) if final.evidence else None
     data["iterations"] = [
         {**asdict(trace), "passages": [_with_origin(passage_to_dict(p), origin) for p, origin in
                                        zip(trace.passages, origins or (None,) * len(trace.passages))]}
@@ -42,6 +44,7 @@ def final_from_dict(data: dict[str, Any]) -> FinalAnswer:
         "sources": _passages(data["sources"]),
         "stop_reason": StopReason(data["stop_reason"]),
         "iterations": tuple(_trace(trace) for trace in data["iterations"]),
+        "evidence": _evidence(data.get("evidence")),
     })
 
 
@@ -53,7 +56,12 @@ def _trace(data: dict[str, Any]) -> IterationTrace:
         "passages": _passages(data["passages"]),
         "searches": tuple(data.get("searches", ())),
         "found_by": tuple(tuple(names) for names in data.get("found_by", ())),
+        "evidence": _evidence(data.get("evidence")),
     })
+
+
+def _evidence(row: dict[str, Any] | None) -> Evidence | None:
+    return Evidence(**row) if row else None
 
 
 def _passages(rows: list[dict[str, Any]]) -> tuple[Passage, ...]:

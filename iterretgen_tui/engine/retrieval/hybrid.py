@@ -37,6 +37,7 @@ class HybridRetriever:
         dense_weight: float = DENSE_WEIGHT,
     ) -> None:
         self.dense = dense
+        self.embedder = getattr(dense, "embedder", None)  # the loop scores evidence sentences with it
         self.lexical = lexical
         self.depth = depth
         self.dense_weight = dense_weight

@@ -61,6 +61,8 @@ def match_expression(text: str) -> str | None:
 class LexicalRetriever:
     """bm25 over the passages' titles and texts; the interface of ``Retriever``."""
 
+    embedder = None  # no embedder: answers from keyword search alone carry no evidence sentence
+
     def __init__(self, index: KeywordSearch, *, title_weight: float = TITLE_WEIGHT) -> None:
         self.index = index
         self.title_weight = title_weight

@@ -1,0 +1,79 @@
+"""Evidence: from the passages the model read, the two adjacent sentences that best
+answer the question, scored by the embedder that already ranks the passages: the
+sentence closest to the question, with whichever neighbour in its passage is closer
+(the fact often sits next to the sentence that echoes the question; docs/answers.md).
+
+Shown under every answer ("From your documents: ... [2]"), it is what the user can
+trust whatever the model wrote: a retrieved sentence, quoted, with its source.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from ..passages import Passage
+
+MIN_WORDS = 3  # shorter pieces are headings or list stubs, not statements
+MAX_WORDS = 60  # a run-on "sentence" (a table, a code block) is cut into windows this long
+
+# A sentence ends at a stop that whitespace follows ("config.toml" does not end one), a
+# blank line, or before a list item or heading; single line breaks are hard wraps
+# (Markdown, plain text) inside a sentence.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[ \t]*(?:[-*+>#]|\d+[.)])\s)")
+
+
+class SentenceEmbedder(Protocol):
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_batch(self, texts: Sequence[str], *, queries: bool = False) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class Evidence:
+    text: str
+    n: int  # the passage's citation number among the answer's sources, [n]
+    passage_id: int
+    source: str
+    location: str = ""
+    score: float = 0.0
+
+    @property
+    def citation(self) -> str:
+        return f"{self.source} ({self.location})" if self.location else self.source
+
+
+def sentences(text: str) -> list[str]:
+    """A passage's statements, in order: sentences, long ones cut into word windows."""
+    found = []
+    for sentence in _SENTENCE_END.split(text):
+        words = sentence.split()
+        for start in range(0, len(words), MAX_WORDS):
+            piece = words[start : start + MAX_WORDS]
+            if len(piece) >= MIN_WORDS:
+                found.append(" ".join(piece))
+    return found
+
+
+def choose_evidence(
+    question: str, passages: Sequence[Passage], embedder: SentenceEmbedder
+) -> Evidence | None:
+    """The passages' sentence closest to the question with its closer neighbour; None
+    when no passage has a sentence."""
+    split = [sentences(p.text) for p in passages]
+    candidates = [(n, i, s) for n, own in enumerate(split, 1) for i, s in enumerate(own)]
+    if not candidates:
+        return None
+    query = embedder.embed_queries([question])[0]
+    scores = embedder.embed_batch([s for *_, s in candidates]) @ query
+    best = int(np.argmax(scores))
+    n, i, _ = candidates[best]
+    passage, own = passages[n - 1], split[n - 1]
+    by_position = {(cn, ci): float(score) for (cn, ci, _), score in zip(candidates, scores)}
+    neighbours = [(by_position[(n, j)], j) for j in (i - 1, i + 1) if (n, j) in by_position]
+    j = max(neighbours)[1] if neighbours else i
+    text = " ".join(own[min(i, j) : max(i, j) + 1])
+    return Evidence(text, n, passage.id, passage.source, passage.location, float(scores[best]))

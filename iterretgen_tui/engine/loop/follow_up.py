@@ -1,0 +1,42 @@
+"""Asking for the answer a draft did not state.
+
+Small models often reason without ever writing "So the answer is X.", or loop before they
+get there; the answer is then a guess from the draft's last sentence. One short follow-up
+turn in the same conversation ("what is the answer, in a few words?") makes them state
+one. llama.cpp reuses the evaluated prompt and draft as the prefix, so the follow-up costs
+only its own few tokens.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Sequence
+
+from .generator import Generator, Message
+from .prompts import extract_answer
+
+QUESTION = "What is the answer, in a few words? Reply with the answer only."
+MAX_TOKENS = 24
+_LEAD = re.compile(r"^\W*(?:so\s+)?(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:?\s*", re.IGNORECASE)
+
+
+def follow_up_messages(messages: Sequence[Message], draft: str) -> list[Message]:
+    return [*messages, {"role": "assistant", "content": draft}, {"role": "user", "content": QUESTION}]
+
+
+def ask_for_answer(
+    generator: Generator, messages: Sequence[Message], draft: str, cancel: threading.Event
+) -> str:
+    """The answer the model states when asked outright; "" when it states none."""
+    pieces: list[str] = []
+    stream = generator.stream(follow_up_messages(messages, draft), max_tokens=MAX_TOKENS, cancel=cancel)
+    try:
+        for piece in stream:
+            pieces.append(piece)
+            if "\n" in "".join(pieces).strip():
+                break  # the answer is its first line
+    finally:
+        stream.close()
+    line = "".join(pieces).strip().split("\n")[0]
+    return extract_answer(_LEAD.sub("", line)) if line else ""

@@ -1,0 +1,49 @@
+"""What one iteration's streamed draft amounts to (issue 17): the draft without its
+repetition, the answer it states (asked for when it states none), and the evidence
+sentence from the passages it was written from. The loop records these in its trace."""
+
+from __future__ import annotations
+
+import threading
+
+from .evidence import SentenceEmbedder, choose_evidence
+from .events import IterationTrace
+from .follow_up import ask_for_answer
+from .generator import Generator
+from .prompts import Prompt, extract_answer, stated_answer
+from .question_kind import FACTOID
+from .repetition import LoopGuard
+
+
+def draft_outcome(
+    question: str,
+    kind: str,
+    guard: LoopGuard,
+    prompt: Prompt,
+    generator: Generator,
+    embedder: SentenceEmbedder | None,
+    cancel: threading.Event,
+) -> dict:
+    """IterationTrace's draft, answer, looped, stated, asked and evidence fields."""
+    draft = guard.kept.strip()
+    answer = stated_answer(draft, kind)
+    asked = not answer and kind == FACTOID and not cancel.is_set()
+    if asked:
+        answer = ask_for_answer(generator, prompt.messages, draft, cancel)
+    return {
+        "draft": draft,
+        # Without a stated answer the draft's last sentence is scored, as before.
+        "answer": answer or extract_answer(draft),
+        "looped": guard.looped,
+        "stated": bool(answer),
+        "asked": asked,
+        "evidence": choose_evidence(question, prompt.passages, embedder) if embedder is not None else None,
+    }
+
+
+def query_draft(previous: IterationTrace) -> str:
+    """What the next query is formed from: the draft (cut before any repetition), or,
+    when nothing of it is left, the evidence sentence."""
+    if previous.draft or previous.evidence is None:
+        return previous.draft
+    return previous.evidence.text

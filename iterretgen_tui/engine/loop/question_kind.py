@@ -1,0 +1,31 @@
+"""Which prompt a question gets: a factoid (who, when, which file, how many) is answered
+in the paper's chain of thought ending "So the answer is X."; an open question (how does
+X work, why, summarise Y, what did we decide about Z) gets a few cited sentences.
+
+Rules, not a model: they run before anything is loaded and a user can predict them.
+"""
+
+from __future__ import annotations
+
+import re
+
+FACTOID = "factoid"
+OPEN = "open"
+
+# Openings that ask for an account rather than a name, date or number. "how many/much/
+# long/old/often" ask for a quantity and stay factoid.
+_OPEN_START = re.compile(
+    r"^\s*(?:"
+    r"how\b(?!\s+(?:many|much|long|old|often|far|big|large|tall)\b)"
+    r"|why\b|explain\b|describe\b|summari[sz]e\b|summary\b|outline\b|compare\b|discuss\b"
+    r"|tell me\b|give (?:me )?an? (?:overview|summary|explanation)\b"
+    r"|what (?:did|do|does|should|can|could|would|are the|were the) (?:we|i|you|they)\b"
+    r"|what (?:happens|is the (?:difference|purpose|role|idea|point|process)|are the (?:steps|differences|options|ways))\b"
+    r"|in what way"
+    r")",
+    re.IGNORECASE,
+)
+
+
+def question_kind(question: str) -> str:
+    return OPEN if _OPEN_START.match(question) else FACTOID

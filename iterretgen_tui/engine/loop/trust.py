@@ -1,0 +1,61 @@
+"""Whether an answer can be trusted as it stands, judged from the loop's own record: a
+draft that looped, one that stated no answer, or an answer that shares no content word
+with any passage the model read. The chat then says so and leads with the evidence."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from .answers import normalize_answer
+from .events import FinalAnswer
+
+# Words that carry no fact: an answer made only of them cannot be checked against passages.
+STOPWORDS = frozenset(
+    "a an the and or but if of to in on at by for with from as is are was were be been "
+    "being it its this that these those there here he she they them his her their we you "
+    "i me my our your not no yes do does did done so than then which who whom what when "
+    "where why how can could would should will may might must also only just into about "
+    "over under after before between each all any some such one".split()
+)
+
+
+class Weakness(str, Enum):
+    LOOPED = "looped"
+    NO_ANSWER = "no_answer"
+    UNSUPPORTED = "unsupported"
+
+    def message(self) -> str:
+        return {
+            Weakness.LOOPED: "The model started repeating itself, so its answer was cut short "
+                             "and may be incomplete.",
+            Weakness.NO_ANSWER: "No answer found: the model did not state one.",
+            Weakness.UNSUPPORTED: "The model's answer is not supported by the passages it read "
+                                  "(none of them mentions it).",
+        }[self]
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in normalize_answer(text).split() if w not in STOPWORDS}
+
+
+def supported(answer: str, passages_text: list[str]) -> bool:
+    """Some content word of the answer occurs in some passage (or it has none to check)."""
+    words = content_words(answer)
+    if not words:
+        return True
+    return any(words & set(normalize_answer(text).split()) for text in passages_text)
+
+
+def weakness(final: FinalAnswer) -> Weakness | None:
+    """Why the final answer is weak, the worst reason first; None when it is not, or
+    when no draft was written at all (cancelled first: there is nothing to judge)."""
+    if not final.iterations:
+        return None
+    last = final.iterations[-1]
+    if not last.stated or not final.answer.strip():
+        return Weakness.NO_ANSWER
+    if last.looped:
+        return Weakness.LOOPED
+    if not supported(final.answer, [f"{p.title} {p.text}" for p in final.sources]):
+        return Weakness.UNSUPPORTED
+    return None

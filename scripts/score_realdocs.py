@@ -1,0 +1,153 @@
+#!/usr/bin/env python
+"""Issue 17: how the answers a user reads fare on real documentation. Printed as JSON.
+
+Runs the real loop (the app's default settings; any --llm) over the questions of
+tests/data/realdocs-questions.jsonl against tests/data/realdocs/ (Node.js API docs, see
+tests/data/realdocs-LICENSE.txt) and reports, over the questions:
+- key_fact: the answer or the evidence sentence states the question's key fact
+  (key_fact_answer, key_fact_evidence: each on its own);
+- looping_drafts: the model's last draft repeated itself (the loop guard cut it, where
+  there is one); looping_answers: the text the user reads repeats itself;
+- stated: the last iteration stated an answer;
+- right_file: the file cited first (the evidence's, else source [1]) holds the key fact;
+  right_file_in_sources: any source does;
+- seconds per question (models loaded and folder indexed beforehand), and the CPU.
+It also runs on code from before issue 17 (no evidence, no guard: those fields fall back).
+Usage: scripts/score_realdocs.py [--llm NAME] [--sample N] [--records FILE.jsonl]
+(--sample: N questions spread evenly over the set, which is ordered by file; on a slow
+machine a before/after pair on the same sample is what fits.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import re
+import threading
+import time
+from pathlib import Path
+from statistics import fmean, median
+
+from iterretgen_tui import config
+from iterretgen_tui.engine.loop.events import FinalAnswer
+from iterretgen_tui.engine.loop.repetition import loop_start
+from iterretgen_tui.session import Session
+
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+_ANSWER_MARKER = re.compile(r"the answer is|^\W*answer\s*:", re.IGNORECASE | re.MULTILINE)
+
+
+def normal(text: str) -> str:
+    return " ".join(text.lower().replace("`", "").split())
+
+
+def states(text: str, keys: list[str]) -> bool:
+    """Some key (a word or phrase, case and code quotes ignored) occurs as a whole in text."""
+    text = normal(text)
+    return any(re.search(r"(?<!\w)" + re.escape(normal(k)) + r"(?!\w)", text) for k in keys)
+
+
+def cpu_name() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
+    evidence = getattr(final, "evidence", None)  # None on code from before issue 17
+    last = final.iterations[-1] if final.iterations else None
+    shown = final.draft if getattr(final, "kind", "factoid") == "factoid" else final.answer
+    stated = getattr(last, "stated", None)
+    if stated is None:  # before issue 17: the draft's own "So the answer is X."
+        stated = bool(last and _ANSWER_MARKER.search(last.draft))
+    first_file = evidence.source if evidence else (final.sources[0].source if final.sources else "")
+    return {
+        "id": item["id"],
+        "kind": item["kind"],
+        "asked_as": getattr(final, "kind", "factoid"),
+        "answer": final.answer,
+        "evidence": evidence.text if evidence else "",
+        "key_fact_answer": states(final.answer, item["key"]),
+        "key_fact_evidence": bool(evidence) and states(evidence.text, item["key"]),
+        "looping_draft": bool(getattr(last, "looped", False) or loop_start(final.draft) is not None),
+        "looping_answer": loop_start(shown) is not None,
+        "stated": stated,
+        "right_file": Path(first_file).name == item["file"],
+        "right_file_in_sources": any(Path(p.source).name == item["file"] for p in final.sources),
+        "iterations": len(final.iterations),
+        "seconds": round(seconds, 2),
+        "drafts": [trace.draft for trace in final.iterations],
+    }
+
+
+def summary(rows: list[dict]) -> dict:
+    def share(key: str, subset: list[dict] = rows) -> float | None:
+        return round(fmean(float(r[key]) for r in subset), 3) if subset else None
+
+    by_kind = {kind: [r for r in rows if r["kind"] == kind] for kind in ("factoid", "open")}
+    return {
+        "n": len(rows),
+        "key_fact": round(fmean(float(r["key_fact_answer"] or r["key_fact_evidence"]) for r in rows), 3),
+        "key_fact_answer": share("key_fact_answer"),
+        "key_fact_evidence": share("key_fact_evidence"),
+        "key_fact_by_kind": {
+            k: round(fmean(float(r["key_fact_answer"] or r["key_fact_evidence"]) for r in v), 3)
+            for k, v in by_kind.items() if v
+        },
+        "looping_drafts": share("looping_draft"),
+        "looping_answers": share("looping_answer"),
+        "stated": share("stated"),
+        "right_file": share("right_file"),
+        "right_file_in_sources": share("right_file_in_sources"),
+        "kind_agreement": round(fmean(float(r["kind"] == r["asked_as"]) for r in rows), 3),
+        "seconds_per_question_mean": round(fmean(r["seconds"] for r in rows), 2),
+        "seconds_per_question_median": round(median(r["seconds"] for r in rows), 2),
+        "iterations_mean": round(fmean(r["iterations"] for r in rows), 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--llm", help="chat model (default: the app's)")
+    parser.add_argument("--sample", type=int, help="only N questions, spread evenly over the set")
+    parser.add_argument("--records", type=Path,
+                        help="one JSON line per question; a rerun skips the questions already there")
+    args = parser.parse_args()
+    items = [json.loads(line) for line in (DATA / "realdocs-questions.jsonl").read_text("utf-8").splitlines()]
+    if args.sample and args.sample < len(items):
+        items = [items[i * len(items) // args.sample] for i in range(args.sample)]
+    settings = config.load({"llm": args.llm})
+    session = Session(settings)
+    session.load_models()
+    session.open_folder(DATA / "realdocs")
+    done = {}
+    if args.records and args.records.exists():
+        done = {r["id"]: r for r in map(json.loads, args.records.read_text("utf-8").splitlines())}
+    rows = []
+    for item in items:
+        if item["id"] in done:
+            rows.append(done[item["id"]])
+            continue
+        started = time.perf_counter()
+        final = None
+        for event in session.ask(item["question"], cancel=threading.Event()):
+            if isinstance(event, FinalAnswer):
+                final = event
+        rows.append(score(final, item, time.perf_counter() - started))
+        if args.records:
+            with args.records.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(rows[-1], ensure_ascii=False) + "\n")
+    report = {
+        "llm": session.info()["llm"],
+        "embedder": session.info()["embedder"],
+        "cpu": cpu_name(),
+        "settings": {k: getattr(settings, k) for k in ("iterations", "top_k", "adaptive", "keep_passages", "query_mode", "max_tokens")},
+        **summary(rows),
+    }
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""Evidence sentences, question kinds, the follow-up for an unstated answer, and the
+honesty verdict: issue 17's pieces on their own, with fakes at the model boundary."""
+
+from __future__ import annotations
+
+import threading
+
+from iterretgen_tui.engine.loop.events import FinalAnswer, IterationTrace, StopReason
+from iterretgen_tui.engine.loop.evidence import choose_evidence, sentences
+from iterretgen_tui.engine.loop.follow_up import QUESTION, ask_for_answer
+from iterretgen_tui.engine.loop.prompts import build_prompt, demo_messages, stated_answer
+from iterretgen_tui.engine.loop.question_kind import FACTOID, OPEN, question_kind
+from iterretgen_tui.engine.loop.trust import Weakness, weakness
+from iterretgen_tui.engine.passages import Passage
+
+from .fakes import HashEmbedder, ScriptedGenerator
+
+FOLDER = [  # a small hand-built folder: three files, a few statements each
+    Passage(1, "# Settings\n\nThe app reads its settings from config.toml in the user config "
+               "directory. Flags override the file.", "Settings", "docs/tui.md", "lines 1-4"),
+    Passage(2, "Bananas are yellow. They grow in bunches on large plants.", "Fruit", "docs/fruit.md"),
+    Passage(3, "The adaptive stop ends the loop when two consecutive answers agree. "
+               "It also stops when retrieval brings no new passage.", "Adaptive stop", "docs/how.md", "lines 9-12"),
+]
+
+
+def test_sentences_skip_headings_and_cut_run_ons():
+    assert sentences(FOLDER[0].text) == [
+        "The app reads its settings from config.toml in the user config directory.",
+        "Flags override the file.",
+    ]
+    wrapped = "The method returns the last portion\nof a path, like basename.\n\n* `:` for POSIX\n* `;` for Windows"
+    assert sentences(wrapped) == [
+        "The method returns the last portion of a path, like basename.", "* `:` for POSIX", "* `;` for Windows",
+    ]
+    run_on = " ".join(f"w{i}" for i in range(130))
+    assert [len(s.split()) for s in sentences(run_on)] == [60, 60, 10]
+
+
+def test_the_evidence_is_the_sentence_closest_to_the_question_with_its_citation():
+    evidence = choose_evidence("Where does the app read its settings from?", FOLDER, HashEmbedder(dim=512))
+    assert evidence.text.startswith("The app reads its settings from config.toml")
+    assert (evidence.n, evidence.passage_id, evidence.source, evidence.location) == (1, 1, "docs/tui.md", "lines 1-4")
+    assert evidence.citation == "docs/tui.md (lines 1-4)"
+    evidence = choose_evidence("When does the adaptive stop end the loop?", FOLDER, HashEmbedder(dim=512))
+    assert evidence.n == 3 and "two consecutive answers agree" in evidence.text
+
+
+def test_the_best_sentence_comes_with_its_closer_neighbour():
+    text = "Bananas are yellow. Quit the app with Ctrl+Q. The app saves the conversation first. Pears are green."
+    evidence = choose_evidence("How do I quit the app?", [Passage(7, text, "Keys", "k.md")], HashEmbedder(dim=512))
+    assert evidence.text == "Quit the app with Ctrl+Q. The app saves the conversation first."
+    alone = choose_evidence("quit?", [Passage(8, "Quit with Ctrl+Q.", "Keys", "k.md")], HashEmbedder())
+    assert alone.text == "Quit with Ctrl+Q."
+
+
+def test_no_sentences_no_evidence():
+    assert choose_evidence("anything?", [Passage(1, "# Title", "T", "t.md")], HashEmbedder()) is None
+    assert choose_evidence("anything?", [], HashEmbedder()) is None
+
+
+def test_question_kinds():
+    for open_question in ("How does the adaptive stop decide when to stop iterating?",
+                          "Why is greedy decoding the default?", "Summarise the release notes",
+                          "What did we decide about the release?", "Explain the stability index.",
+                          "Describe raw mode."):
+        assert question_kind(open_question) == OPEN, open_question
+    for factoid in ("Which file holds the settings?", "How many passages are retrieved?",
+                    "Who designed the tower?", "When was it built?", "How long is the delay?",
+                    "What is querystring.decode() an alias for?"):
+        assert question_kind(factoid) == FACTOID, factoid
+
+
+def test_open_questions_get_numbered_passages_and_cited_demos():
+    messages = demo_messages(OPEN)
+    assert "[n]" in messages[0]["content"]
+    assert all("[1]" in m["content"] for m in messages[1:])
+    prompt = build_prompt("How does it stop?", FOLDER[2:], count_tokens=lambda t: len(t.split()),
+                          budget=2000, kind=OPEN)
+    assert "[1] Title: Adaptive stop Context:" in prompt.messages[-1]["content"]
+    assert prompt.messages[-1]["content"].endswith("citing [n].")
+    # The factoid prompt keeps the paper's layout.
+    factoid = build_prompt("When?", FOLDER[2:], count_tokens=lambda t: len(t.split()), budget=2000)
+    assert "\nTitle: Adaptive stop Context:" in factoid.messages[-1]["content"]
+
+
+def test_an_open_answer_is_not_cut_at_its_first_sentence():
+    from iterretgen_tui.engine.loop.prompts import answer_complete
+
+    assert answer_complete("Answer: It stops when answers agree [1]. ")
+    assert not answer_complete("Answer: It stops when answers agree [1]. ", OPEN)
+
+
+def test_stated_answer_of_either_kind():
+    assert stated_answer("Reasoning. So the answer is Dijon.") == "Dijon"
+    assert stated_answer("Reasoning without a conclusion.") == ""
+    assert stated_answer("Answer: It stops when answers agree [1].", OPEN) == "It stops when answers agree [1]."
+    assert stated_answer("It stops when answers agree [1].", OPEN) == "It stops when answers agree [1]."
+    assert stated_answer("  ", OPEN) == ""
+
+
+def test_an_unstated_answer_is_asked_for_in_a_follow_up_turn():
+    generator = ScriptedGenerator(["The answer is: Dijon.\nBecause he was born there."])
+    messages = [{"role": "user", "content": "Where?"}]
+    answer = ask_for_answer(generator, messages, "He was born in a city.", threading.Event())
+    assert answer == "Dijon"
+    assert generator.prompts[0][-2:] == [
+        {"role": "assistant", "content": "He was born in a city."},
+        {"role": "user", "content": QUESTION},
+    ]
+
+
+def final_with(answer: str, *, stated: bool = True, looped: bool = False) -> FinalAnswer:
+    trace = IterationTrace(1, "q", tuple(FOLDER), "draft", answer, 1.0, stated=stated, looped=looped)
+    return FinalAnswer("q", answer, "draft", tuple(FOLDER), StopReason.MAX_ITERATIONS, (trace,), 1)
+
+
+def test_weak_answers_are_named():
+    assert weakness(final_with("config.toml")) is None
+    assert weakness(final_with("the user config directory")) is None
+    assert weakness(final_with("", stated=False)) is Weakness.NO_ANSWER
+    assert weakness(final_with("config.toml", looped=True)) is Weakness.LOOPED
+    assert weakness(final_with("Grenoble")) is Weakness.UNSUPPORTED
+    assert weakness(final_with("yes")) is None  # nothing to check it against
