@@ -29,21 +29,37 @@ class UserError(IterRetGenError):
 def add_model_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm", help="GGUF chat model: catalogue name, pulled name or path")
     parser.add_argument("--embedder", help="sentence-transformers model: name or folder")
-    parser.add_argument("--query-encoder", dest="query_encoder", metavar="NAME",
-                        help="an adapted query encoder (see `adapt`): name or folder")
+    parser.add_argument(
+        "--query-encoder",
+        dest="query_encoder",
+        metavar="NAME",
+        help="an adapted query encoder (see `adapt`): name or folder",
+    )
     parser.add_argument("--device", choices=DEVICES, help="where models run")
-    parser.add_argument("--embed-backend", dest="embed_backend", choices=EMBED_BACKENDS,
-                        help="how the embedder runs (auto: the fastest measured on this CPU, torch on a GPU)")
+    parser.add_argument(
+        "--embed-backend",
+        dest="embed_backend",
+        choices=EMBED_BACKENDS,
+        help="how the embedder runs (auto: the fastest measured on this CPU, torch on a GPU)",
+    )
 
 
 def add_loop_flags(parser: argparse.ArgumentParser) -> None:
     """The loop's settings that `ask` and `eval` take as flags; unset, the settings file's."""
     from .engine.loop.options import QUERY_MODES
 
-    parser.add_argument("--query-mode", dest="query_mode", choices=QUERY_MODES,
-                        help="how iteration 2+ retrieves (default: the setting; feedback unless changed)")
-    parser.add_argument("--keep-passages", dest="keep_passages", action=argparse.BooleanOptionalAction,
-                        help="carry earlier iterations' passages into the next prompt (default: the setting)")
+    parser.add_argument(
+        "--query-mode",
+        dest="query_mode",
+        choices=QUERY_MODES,
+        help="how iteration 2+ retrieves (default: the setting; feedback unless changed)",
+    )
+    parser.add_argument(
+        "--keep-passages",
+        dest="keep_passages",
+        action=argparse.BooleanOptionalAction,
+        help="carry earlier iterations' passages into the next prompt (default: the setting)",
+    )
     add_retrieval_flag(parser)
 
 
@@ -51,9 +67,12 @@ def add_retrieval_flag(parser: argparse.ArgumentParser) -> None:
     """--retrieval, which the app takes as well as `ask` and `eval` (issue 21)."""
     from .engine.retrieval.modes import RETRIEVAL_MODES
 
-    parser.add_argument("--retrieval", choices=RETRIEVAL_MODES,
-                        help="what each search ranks by: dense and keyword fused (hybrid), or one alone "
-                             "(default: the setting; hybrid unless changed)")
+    parser.add_argument(
+        "--retrieval",
+        choices=RETRIEVAL_MODES,
+        help="what each search ranks by: dense and keyword fused (hybrid), or one alone "
+        "(default: the setting; hybrid unless changed)",
+    )
 
 
 def settings_from(args: argparse.Namespace, **extra):
@@ -63,8 +82,16 @@ def settings_from(args: argparse.Namespace, **extra):
 
     flags = {
         name: getattr(args, name, None)
-        for name in ("llm", "embedder", "device", "query_encoder", "embed_backend",
-                     "query_mode", "keep_passages", "retrieval")
+        for name in (
+            "llm",
+            "embedder",
+            "device",
+            "query_encoder",
+            "embed_backend",
+            "query_mode",
+            "keep_passages",
+            "retrieval",
+        )
     }
     flags.update(extra)
     return config.load({k: v for k, v in flags.items() if v is not None})

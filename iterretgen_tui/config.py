@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 import tomli_w
+import tomllib
 
 from . import paths
 from .engine.embedding.backends import EMBED_BACKENDS
@@ -53,7 +53,7 @@ class Settings:
     def chunking(self) -> ChunkOptions:
         return ChunkOptions(words=self.passage_words, overlap=self.passage_overlap)
 
-    def validated(self) -> "Settings":
+    def validated(self) -> Settings:
         from .engine.retrieval.modes import RETRIEVAL_MODES
 
         if self.retrieval not in RETRIEVAL_MODES:
@@ -64,7 +64,7 @@ class Settings:
             raise ConfigError(f"embed_backend must be one of {', '.join(EMBED_BACKENDS)}, not {self.embed_backend!r}")
         if self.n_ctx < 1:
             raise ConfigError(f"n_ctx must be at least 1, not {self.n_ctx}")
-        self.loop, self.chunking  # each checks its own values
+        _ = self.loop, self.chunking  # each checks its own values when built
         from .engine.indexing.ocr import OCR_MODES
 
         if self.ocr not in OCR_MODES:
@@ -111,9 +111,7 @@ def load(overrides: dict[str, Any] | None = None, *, config_path: Path | None = 
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path} is not valid TOML: {exc}") from None
     env = {
-        name: os.environ[f"ITERRETGEN_{name.upper()}"]
-        for name in _FIELDS
-        if f"ITERRETGEN_{name.upper()}" in os.environ
+        name: os.environ[f"ITERRETGEN_{name.upper()}"] for name in _FIELDS if f"ITERRETGEN_{name.upper()}" in os.environ
     }
     settings = _layer(settings, env, "the environment")
     settings = _layer(settings, overrides or {}, "the command line")

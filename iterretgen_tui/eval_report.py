@@ -5,10 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 COLUMNS = (  # (summary key, header)
-    ("em", "EM"), ("f1", "F1"), ("acc", "Acc"), ("acc_judge", "Acc†"),
-    ("answer_recall", "AnsRec"), ("gold_recall", "GoldRec"),
-    ("evidence_recall", "EvRec"), ("stated", "stated"), ("looped", "looped"),
-    ("llm_calls", "calls"), ("seconds", "s/q"),
+    ("em", "EM"),
+    ("f1", "F1"),
+    ("acc", "Acc"),
+    ("acc_judge", "Acc†"),
+    ("answer_recall", "AnsRec"),
+    ("gold_recall", "GoldRec"),
+    ("evidence_recall", "EvRec"),
+    ("stated", "stated"),
+    ("looped", "looped"),
+    ("llm_calls", "calls"),
+    ("seconds", "s/q"),
 )
 PLOTTED = ("em", "f1", "acc", "acc_judge", "answer_recall", "gold_recall")
 
@@ -41,8 +48,7 @@ def format_table(summary: dict, *, draft_source: str = "model") -> str:
             lines.append(f"{name}: {cells}")
     retrieval = summary["retrieval"]
     if retrieval:
-        lines.append("retrieval with the question alone: "
-                     + "  ".join(f"{k} {v:.3f}" for k, v in retrieval.items()))
+        lines.append("retrieval with the question alone: " + "  ".join(f"{k} {v:.3f}" for k, v in retrieval.items()))
     compared = summary.get("retrieval_settings")  # issue 21: each retrieval setting, paired with dense
     if compared:
         for name, found in compared["settings"].items():
@@ -68,8 +74,14 @@ def plot(summary: dict, path: Path) -> None:
                 continue
             (line,) = ax.plot([r["t"] for r in rows], [r[key] for r in rows], marker="o", label=key)
             if summary["adaptive"]:
-                ax.plot(summary["adaptive"]["iterations"], summary["adaptive"][key], marker="*",
-                        markersize=12, color=line.get_color(), linestyle="none")
+                ax.plot(
+                    summary["adaptive"]["iterations"],
+                    summary["adaptive"][key],
+                    marker="*",
+                    markersize=12,
+                    color=line.get_color(),
+                    linestyle="none",
+                )
         ax.set_xlabel("iteration t")
         ax.set_xticks([r["t"] for r in rows])
     else:

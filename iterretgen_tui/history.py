@@ -10,18 +10,18 @@ import json
 import re
 import sqlite3
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from . import paths
 from .engine.errors import IterRetGenError
 from .engine.loop.events import FinalAnswer
 from .engine.loop.evidence import Evidence
 from .engine.loop.question_kind import OPEN
-from .engine.loop.trust import weakness
 from .engine.loop.serialize import final_from_dict, final_to_dict
+from .engine.loop.trust import weakness
 from .engine.passages import Passage
 
 _SCHEMA = """
@@ -97,9 +97,7 @@ class History:
                 "INSERT INTO turns (conversation_id, created, final) VALUES (?, ?, ?)",
                 (conversation_id, now, final_to_json(final)),
             )
-            self._db.execute(
-                "UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id)
-            )
+            self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (now, conversation_id))
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -140,7 +138,8 @@ def sources_markdown(sources: tuple[Passage, ...], stale: dict[str, str] | None 
     ``stale`` (source path -> why) marks files changed or deleted since indexing."""
     stale = stale or {}
     return "\n".join(
-        f"- **[{n}]** {_escape(p.title)} — `{p.citation}`" + (f" — ⚠ **file {stale[p.source]}**" if p.source in stale else "")
+        f"- **[{n}]** {_escape(p.title)} — `{p.citation}`"
+        + (f" — ⚠ **file {stale[p.source]}**" if p.source in stale else "")
         for n, p in enumerate(sources, 1)
     )
 

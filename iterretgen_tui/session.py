@@ -8,8 +8,8 @@ first frame before paying for them.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 from . import models
 from .config import Settings
@@ -44,8 +44,12 @@ class Session:
         status(f"loading LLM {llm_path.name}")
         try:
             self.generator = LlamaGenerator(
-                llm_path, n_ctx=settings.n_ctx, device=settings.device, cores=self.cores,
-                repeat_penalty=settings.repeat_penalty, presence_penalty=settings.presence_penalty,
+                llm_path,
+                n_ctx=settings.n_ctx,
+                device=settings.device,
+                cores=self.cores,
+                repeat_penalty=settings.repeat_penalty,
+                presence_penalty=settings.presence_penalty,
             )
         except ValueError as exc:  # llama.cpp refuses a damaged or unsupported file
             raise models.ModelError(f"cannot load {llm_path}: {exc}") from None
@@ -61,8 +65,13 @@ class Session:
         status(f"loading embedder {settings.embedder} ({settings.embed_backend})")
         # "auto" measures the backends on this CPU once, before the first index (issue 18).
         self.embedder = load_embedder(
-            embedder_path, backend=settings.embed_backend, device=settings.device, query_path=query_path,
-            status=status, metric=models.embedder_metric(settings.embedder), name=settings.embedder,
+            embedder_path,
+            backend=settings.embed_backend,
+            device=settings.device,
+            query_path=query_path,
+            status=status,
+            metric=models.embedder_metric(settings.embedder),
+            name=settings.embedder,
         )
 
     def open_folder(

@@ -74,8 +74,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("datasets", type=Path, nargs="+", metavar="DATASET_DIR")
     parser.add_argument("--query-encoder", required=True, metavar="NAME", help="the adapted encoder")
-    parser.add_argument("--drafts", type=Path, action="append", default=[], metavar="RECORDS.jsonl",
-                        help="`eval` records with iteration-1 drafts (for the T=2 rows)")
+    parser.add_argument(
+        "--drafts",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="RECORDS.jsonl",
+        help="`eval` records with iteration-1 drafts (for the T=2 rows)",
+    )
     parser.add_argument("--top-k", type=int, default=5, help="passages per retrieval, as in eval")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     args = parser.parse_args()
@@ -97,8 +103,9 @@ def main() -> int:
         after = measure(dataset, known, adapted, args.top_k, say)
         assert before["identity"] == after["identity"], "the adapted encoder must keep the passage index"
         results[dataset.name] = {"before": before, "after": after}
-        print(_table(f"{dataset.name} (top-{args.top_k}, query encoder {args.query_encoder})", before, after,
-                     args.top_k))
+        print(
+            _table(f"{dataset.name} (top-{args.top_k}, query encoder {args.query_encoder})", before, after, args.top_k)
+        )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", "utf-8")
     return 0

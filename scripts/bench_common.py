@@ -65,8 +65,9 @@ def fill_index(index, vectors: np.ndarray, *, per_file: int = 100, texts: list[s
             updates = []
             for f in range(start, min(start + 100 * per_file, len(vectors)), per_file):
                 passages = [
-                    NewPassage(f"doc {f}", texts[i] if texts else f"synthetic passage {i} " * 30, str(i), f"k{i}",
-                               vectors[i])
+                    NewPassage(
+                        f"doc {f}", texts[i] if texts else f"synthetic passage {i} " * 30, str(i), f"k{i}", vectors[i]
+                    )
                     for i in range(f, min(f + per_file, len(vectors)))
                 ]
                 updates.append(FileUpdate(FileRecord(f"/synthetic/{f}.txt", 1, 0, 0, str(f)), passages))

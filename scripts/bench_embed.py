@@ -16,7 +16,6 @@ Usage: scripts/bench_embed.py [--passages 256] [--repeats 3] [--threads 2] [--nd
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import tempfile
@@ -24,7 +23,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from bench_common import print_report
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
@@ -63,8 +61,8 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     from iterretgen_tui import models
-    from iterretgen_tui.engine.evaluation.datasets import load_dataset
     from iterretgen_tui.engine.embedding.onnx_embedder import OnnxEmbedder
+    from iterretgen_tui.engine.evaluation.datasets import load_dataset
 
     torch.set_num_threads(args.threads)
     path = models.resolve_embedder(args.embedder)
@@ -111,7 +109,9 @@ def main() -> None:
             "cosine_to_torch_min": round(float(cosine.min()), 5),
         }
         if name in backends:
-            report["backends"][name].update(identity=backends[name].identity, export_and_load_seconds=export_seconds[name])
+            report["backends"][name].update(
+                identity=backends[name].identity, export_and_load_seconds=export_seconds[name]
+            )
 
     corpus = {name: e.embed_batch(texts) for name, e in backends.items()}
     query_vectors = {name: e.embed_queries(questions) for name, e in backends.items()}
@@ -121,7 +121,9 @@ def main() -> None:
     for name in corpus:
         report["backends"][name]["ndcg@10"] = ndcg(dataset, doc_ids, corpus[name], query_vectors[name])
     for name in ("onnx-int8", "openvino-int8"):
-        report[f"{name}_passages_fp32_queries_ndcg@10"] = ndcg(dataset, doc_ids, corpus[name], query_vectors["onnx-fp32"])
+        report[f"{name}_passages_fp32_queries_ndcg@10"] = ndcg(
+            dataset, doc_ids, corpus[name], query_vectors["onnx-fp32"]
+        )
     report["corpus_documents"] = len(texts)
 
     print_report(report, args.out)

@@ -63,8 +63,11 @@ def embedded_texts(folder: Path) -> list[str]:
     from iterretgen_tui.engine.indexing import documents
     from iterretgen_tui.engine.indexing.indexer import embedding_text
 
-    return [embedding_text(c) for path in sorted(folder.iterdir())
-            for c in documents.passages(path, path.read_bytes(), words=100, overlap=20)]
+    return [
+        embedding_text(c)
+        for path in sorted(folder.iterdir())
+        for c in documents.passages(path, path.read_bytes(), words=100, overlap=20)
+    ]
 
 
 def timed(command: list[str], home: Path) -> tuple[float, str]:
@@ -78,8 +81,21 @@ def timed(command: list[str], home: Path) -> tuple[float, str]:
 
 
 def index(folder: Path, home: Path, backend: str) -> dict:
-    seconds, out = timed([sys.executable, "-m", "iterretgen_tui", "index", str(folder), "--json",
-                          "--device", "cpu", "--embed-backend", backend], home)
+    seconds, out = timed(
+        [
+            sys.executable,
+            "-m",
+            "iterretgen_tui",
+            "index",
+            str(folder),
+            "--json",
+            "--device",
+            "cpu",
+            "--embed-backend",
+            backend,
+        ],
+        home,
+    )
     report = json.loads(out)
     return {"wall_seconds": round(seconds, 2), "index_seconds": report["seconds"], "passages": report["passages"]}
 
@@ -103,8 +119,9 @@ def main() -> None:
         calibration = tmp / "fresh-home" / "data" / "embed-backend.json"
         chosen = json.loads(calibration.read_text()) if calibration.exists() else None
 
-        setup_seconds, _ = timed([sys.executable, "-m", "iterretgen_tui", "models", "prepare", "--device", "cpu"],
-                                 tmp / "setup-home")
+        setup_seconds, _ = timed(
+            [sys.executable, "-m", "iterretgen_tui", "models", "prepare", "--device", "cpu"], tmp / "setup-home"
+        )
         after_setup = index(tmp / "docs", tmp / "setup-home", args.embed_backend)
 
         steady, raw = [], []
@@ -113,30 +130,35 @@ def main() -> None:
             shutil.copytree(tmp / "docs", copy)
             steady.append(index(copy, tmp / "setup-home", args.embed_backend))
             seconds, out = timed([sys.executable, "-c", RAW, str(texts_file)], tmp / "setup-home")
-            raw.append({"wall_seconds": round(seconds, 2), "encode_seconds": round(json.loads(out)["encode_seconds"], 2)})
+            raw.append(
+                {"wall_seconds": round(seconds, 2), "encode_seconds": round(json.loads(out)["encode_seconds"], 2)}
+            )
 
     med = statistics.median
     raw_encode = med(r["encode_seconds"] for r in raw)
     steady_wall = med(s["wall_seconds"] for s in steady)
     steady_index = med(s["index_seconds"] for s in steady)
-    print_report({
-        "files": args.files,
-        "passages": fresh["passages"],
-        "embed_backend": args.embed_backend,
-        "calibration": chosen,
-        "fresh": fresh,
-        "models_prepare_seconds": round(setup_seconds, 2),
-        "after_setup": after_setup,
-        "steady": steady,
-        "raw": raw,
-        "speedup_vs_raw_encode": {  # raw encode seconds / our seconds: above 1 is faster
-            "fresh_wall": round(raw_encode / fresh["wall_seconds"], 2),
-            "after_setup_wall": round(raw_encode / after_setup["wall_seconds"], 2),
-            "steady_wall": round(raw_encode / steady_wall, 2),
-            "steady_index_only": round(raw_encode / steady_index, 2),
+    print_report(
+        {
+            "files": args.files,
+            "passages": fresh["passages"],
+            "embed_backend": args.embed_backend,
+            "calibration": chosen,
+            "fresh": fresh,
+            "models_prepare_seconds": round(setup_seconds, 2),
+            "after_setup": after_setup,
+            "steady": steady,
+            "raw": raw,
+            "speedup_vs_raw_encode": {  # raw encode seconds / our seconds: above 1 is faster
+                "fresh_wall": round(raw_encode / fresh["wall_seconds"], 2),
+                "after_setup_wall": round(raw_encode / after_setup["wall_seconds"], 2),
+                "steady_wall": round(raw_encode / steady_wall, 2),
+                "steady_index_only": round(raw_encode / steady_index, 2),
+            },
+            "goals": {"fresh_wall": 1.5, "steady_index_only": 2.0},
         },
-        "goals": {"fresh_wall": 1.5, "steady_index_only": 2.0},
-    }, args.out)
+        args.out,
+    )
 
 
 if __name__ == "__main__":

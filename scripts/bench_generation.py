@@ -23,11 +23,11 @@ from bench_common import print_report
 
 from iterretgen_tui import models
 from iterretgen_tui.engine.loop import iterretgen
-from iterretgen_tui.engine.loop.options import LoopOptions
 from iterretgen_tui.engine.loop.events import Token
 from iterretgen_tui.engine.loop.generator import LlamaGenerator
-from iterretgen_tui.engine.passages import Passage
+from iterretgen_tui.engine.loop.options import LoopOptions
 from iterretgen_tui.engine.loop.prompts import build_prompt
+from iterretgen_tui.engine.passages import Passage
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hotpotqa-dev200"
 
@@ -74,12 +74,10 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
 
-    gen = LlamaGenerator(models.resolve_llm(args.llm), n_ctx=4096, device=args.device,
-                         n_threads=args.threads)
+    gen = LlamaGenerator(models.resolve_llm(args.llm), n_ctx=4096, device=args.device, n_threads=args.threads)
     questions = load_questions(args.repeats + 1)
     prompts = [
-        build_prompt(q, passages, count_tokens=gen.count_tokens, budget=gen.n_ctx - 256)
-        for q, passages in questions
+        build_prompt(q, passages, count_tokens=gen.count_tokens, budget=gen.n_ctx - 256) for q, passages in questions
     ]
     cold, warm, lengths = [], [], []
     for previous, prompt in zip(prompts, prompts[1:]):
@@ -95,27 +93,34 @@ def main() -> None:
     prompt = prompts[0]
     for _ in range(args.repeats):
         gen.reset()
-        raw = gen._llm.create_chat_completion(messages=prompt.messages, max_tokens=128,
-                                              temperature=0.0, top_k=1, stream=True)
+        raw = gen._llm.create_chat_completion(
+            messages=prompt.messages, max_tokens=128, temperature=0.0, top_k=1, stream=True
+        )
         raw_rates.append(token_rate(c for c in raw if c["choices"][0]["delta"].get("content")))
         gen.reset()
-        events = iterretgen.run(question, retriever=FixedRetriever(passages), generator=gen,
-                                options=LoopOptions(iterations=1, top_k=len(passages), max_tokens=128))
+        events = iterretgen.run(
+            question,
+            retriever=FixedRetriever(passages),
+            generator=gen,
+            options=LoopOptions(iterations=1, top_k=len(passages), max_tokens=128),
+        )
         loop_rates.append(token_rate(e for e in events if isinstance(e, Token)))
 
     med = statistics.median
-    print_report({
-        "llm": gen.name,
-        "threads": gen.n_threads,
-        "prompt_tokens_median": med(lengths),
-        "ttft_cold_s_median": round(med(cold), 4),
-        "ttft_warm_prefix_s_median": round(med(warm), 4),
-        "ttft_warm_over_cold": round(med(warm) / med(cold), 3),
-        "raw_tokens_per_s_median": round(med(raw_rates), 1),
-        "loop_tokens_per_s_median": round(med(loop_rates), 1),
-        "loop_over_raw": round(med(loop_rates) / med(raw_rates), 3),
-        "repeats": args.repeats,
-    })
+    print_report(
+        {
+            "llm": gen.name,
+            "threads": gen.n_threads,
+            "prompt_tokens_median": med(lengths),
+            "ttft_cold_s_median": round(med(cold), 4),
+            "ttft_warm_prefix_s_median": round(med(warm), 4),
+            "ttft_warm_over_cold": round(med(warm) / med(cold), 3),
+            "raw_tokens_per_s_median": round(med(raw_rates), 1),
+            "loop_tokens_per_s_median": round(med(loop_rates), 1),
+            "loop_over_raw": round(med(loop_rates) / med(raw_rates), 3),
+            "repeats": args.repeats,
+        }
+    )
 
 
 if __name__ == "__main__":

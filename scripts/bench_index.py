@@ -58,7 +58,12 @@ class Replayed:
     so repeated runs differ only in what the index does."""
 
     def __init__(self, embedder, index) -> None:
-        self.name, self.dim, self.metric, self.identity = embedder.name, embedder.dim, embedder.metric, embedder.identity
+        self.name, self.dim, self.metric, self.identity = (
+            embedder.name,
+            embedder.dim,
+            embedder.metric,
+            embedder.identity,
+        )
         self.index = index
 
     def embed_batch(self, texts, *, queries=False):
@@ -112,7 +117,9 @@ def keyword_index_cost(folder: Path, embedder, built, index_seconds: float, root
             "with_embedding_passages_per_second": round(passages / (median + embed_seconds), 1),
             "bytes_on_disk": sizes[kind],
         }
-    result["throughput_hybrid_vs_dense_only"] = round((medians["dense_only"] + embed_seconds) / (medians["hybrid"] + embed_seconds), 3)
+    result["throughput_hybrid_vs_dense_only"] = round(
+        (medians["dense_only"] + embed_seconds) / (medians["hybrid"] + embed_seconds), 3
+    )
     result["size_hybrid_vs_dense_only"] = round(sizes["hybrid"] / sizes["dense_only"], 3)
     result["goal"] = {"throughput_ratio_at_least": 0.9, "size_ratio_at_most": 1.4}
     return result
@@ -124,8 +131,9 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--embedder", default="all-minilm-l6-v2")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--embed-backend", default="auto",
-                        help="the indexer's embedder: auto, torch, onnx, onnx-int8, openvino-int8")
+    parser.add_argument(
+        "--embed-backend", default="auto", help="the indexer's embedder: auto, torch, onnx, onnx-int8, openvino-int8"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="runs of each index kind for the keyword-index cost")
     args = parser.parse_args()
 
@@ -175,33 +183,35 @@ def main() -> None:
         keyword = keyword_index_cost(folder, embedder, index, index_seconds, Path(tmp) / "kinds", args.repeats)
         index.close()
 
-    print_report({
-        "dataset": args.dataset.name,
-        "embedder": args.embedder,
-        "embedder_identity": embedder.identity,
-        "embedder_class": type(embedder).__name__,
-        "device": embedder.device,
-        "torch_threads": torch.get_num_threads(),
-        "files": args.files,
-        "documents": documents_written,
-        "passages": report.passages,
-        "model_load_seconds": round(load_seconds, 2),
-        "index_seconds": round(index_seconds, 2),
-        "indexer_passages_per_second": round(report.embedded / index_seconds, 1),
-        "raw_encode_seconds": round(raw_seconds, 2),
-        "raw_encode_passages_per_second": round(len(texts) / raw_seconds, 1),
-        "indexer_vs_raw": round((report.embedded / index_seconds) / (len(texts) / raw_seconds), 3),
-        "no_change_sync_seconds": round(noop_seconds, 3),
-        "no_change_embedded": unchanged.embedded,
-        "keyword_index_cost": keyword,
-        "one_file_changed": {
-            "needs_sync": stale,
-            "seconds": round(update_seconds, 3),
-            "updated": update.updated,
-            "embedded": update.embedded,
-            "goal_seconds": 2.0,
-        },
-    })
+    print_report(
+        {
+            "dataset": args.dataset.name,
+            "embedder": args.embedder,
+            "embedder_identity": embedder.identity,
+            "embedder_class": type(embedder).__name__,
+            "device": embedder.device,
+            "torch_threads": torch.get_num_threads(),
+            "files": args.files,
+            "documents": documents_written,
+            "passages": report.passages,
+            "model_load_seconds": round(load_seconds, 2),
+            "index_seconds": round(index_seconds, 2),
+            "indexer_passages_per_second": round(report.embedded / index_seconds, 1),
+            "raw_encode_seconds": round(raw_seconds, 2),
+            "raw_encode_passages_per_second": round(len(texts) / raw_seconds, 1),
+            "indexer_vs_raw": round((report.embedded / index_seconds) / (len(texts) / raw_seconds), 3),
+            "no_change_sync_seconds": round(noop_seconds, 3),
+            "no_change_embedded": unchanged.embedded,
+            "keyword_index_cost": keyword,
+            "one_file_changed": {
+                "needs_sync": stale,
+                "seconds": round(update_seconds, 3),
+                "updated": update.updated,
+                "embedded": update.embedded,
+                "goal_seconds": 2.0,
+            },
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_common import SCIFACT, print_report, fill_index, realish_vectors, seed_texts
+from bench_common import SCIFACT, fill_index, print_report, realish_vectors, seed_texts
 
 
 def rss_mb() -> dict:
@@ -44,14 +44,18 @@ def child(folder: Path, backend: str) -> None:
     stages["index_opened"] = rss_mb()
     hits = Retriever(session.embedder, index).retrieve("What causes the flu?", 5)
     stages["one_search"] = rss_mb()
-    print(json.dumps({
-        "backend": backend,
-        "embedder": type(session.embedder).__name__,
-        "passages": len(index),
-        "hits": len(hits),
-        "stages": stages,
-        "peak_rss_mb": stages["one_search"]["peak_mb"],
-    }))
+    print(
+        json.dumps(
+            {
+                "backend": backend,
+                "embedder": type(session.embedder).__name__,
+                "passages": len(index),
+                "hits": len(hits),
+                "stages": stages,
+                "peak_rss_mb": stages["one_search"]["peak_mb"],
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -81,14 +85,19 @@ def main() -> None:
         seeds = session.embedder.embed_batch(seed_texts(SCIFACT, 200))
         with open_folder_index(folder, session.embedder) as index:
             fill_index(index, realish_vectors(seeds, args.passages))
-        done = subprocess.run([sys.executable, __file__, "--child", str(folder), backend],
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", str(folder), backend], capture_output=True, text=True, check=True
+        )
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
     for run in runs:
         if run["passages"] != args.passages:
             raise SystemExit(f"the {run['backend']} child opened {run['passages']} passages, not {args.passages}")
-    report = {"passages": args.passages, "goal_peak_mb": 2048, "runs": runs,
-              "index_bytes_on_disk": sum(p.stat().st_size for p in home.rglob("*") if p.is_file() and "indexes" in p.parts)}
+    report = {
+        "passages": args.passages,
+        "goal_peak_mb": 2048,
+        "runs": runs,
+        "index_bytes_on_disk": sum(p.stat().st_size for p in home.rglob("*") if p.is_file() and "indexes" in p.parts),
+    }
     print_report(report, args.out)
 
 

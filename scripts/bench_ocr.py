@@ -28,8 +28,14 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 # shared/ sits beside the checkout (or beside the folder of worktrees).
-CORPUS = next((p / "shared/data/hotpotqa-dev200/corpus.jsonl" for p in Path(__file__).resolve().parents
-               if (p / "shared/data/hotpotqa-dev200/corpus.jsonl").exists()), Path("corpus.jsonl"))
+CORPUS = next(
+    (
+        p / "shared/data/hotpotqa-dev200/corpus.jsonl"
+        for p in Path(__file__).resolve().parents
+        if (p / "shared/data/hotpotqa-dev200/corpus.jsonl").exists()
+    ),
+    Path("corpus.jsonl"),
+)
 FALLBACK = (
     "The committee met on the third Tuesday of March to review the harbour accounts. "
     "Receipts for 1,284 tonnes of grain were checked against the ledger, and two invoices "
@@ -78,8 +84,9 @@ def typeset(text_source: list[str], dpi: int) -> tuple[Image.Image, list[str]]:
 
 def worn(image: Image.Image, dpi: int, rng: np.random.Generator) -> Image.Image:
     """A scanner's view of the page: grey paper and ink, turned, blurred, noisy, specked."""
-    turned = image.rotate(float(rng.uniform(0.6, 1.2) * rng.choice([-1, 1])), resample=Image.Resampling.BICUBIC,
-                          fillcolor=255)
+    turned = image.rotate(
+        float(rng.uniform(0.6, 1.2) * rng.choice([-1, 1])), resample=Image.Resampling.BICUBIC, fillcolor=255
+    )
     blurred = turned.filter(ImageFilter.GaussianBlur(radius=0.35 * dpi / 100))
     pixels = np.asarray(blurred, dtype=np.float32) * (225 - 45) / 255 + 45
     pixels += rng.normal(0, 14, pixels.shape)
@@ -118,8 +125,12 @@ def cpu() -> dict:
         elif key.strip() == "flags":
             flags = value.split()
     simd = [f for f in flags if f.startswith(("avx", "fma", "sse4", "amx")) or f in ("f16c", "vnni")]
-    return {"model": model, "cores": os.cpu_count(), "simd_flags": sorted(set(simd)),
-            "load_average_1min_at_start": round(os.getloadavg()[0], 2)}
+    return {
+        "model": model,
+        "cores": os.cpu_count(),
+        "simd_flags": sorted(set(simd)),
+        "load_average_1min_at_start": round(os.getloadavg()[0], 2),
+    }
 
 
 def main() -> None:
@@ -134,8 +145,11 @@ def main() -> None:
 
     from iterretgen_tui.engine.indexing import formats, ocr
 
-    for name, value in (("DETECT_SIDE", args.detect_side), ("WORK_SIDE", args.work_side),
-                        ("RECOGNITION_BATCH", args.rec_batch)):
+    for name, value in (
+        ("DETECT_SIDE", args.detect_side),
+        ("WORK_SIDE", args.work_side),
+        ("RECOGNITION_BATCH", args.rec_batch),
+    ):
         if value:
             setattr(ocr, name, value)
     started = time.perf_counter()
@@ -184,8 +198,12 @@ def main() -> None:
     report = {
         "cpu": cpu(),
         "engine": "rapidocr-onnxruntime 1.4.4 pipeline, PP-OCRv4 det + rec run by OpenVINO, no angle classifier",
-        "settings": {"work_side": ocr.WORK_SIDE, "detect_side": ocr.DETECT_SIDE,
-                     "recognition_batch": ocr.RECOGNITION_BATCH, "pdf_dpi": ocr.DPI},
+        "settings": {
+            "work_side": ocr.WORK_SIDE,
+            "detect_side": ocr.DETECT_SIDE,
+            "recognition_batch": ocr.RECOGNITION_BATCH,
+            "pdf_dpi": ocr.DPI,
+        },
         "engine_load_seconds": round(load_seconds, 2),
         "conditions": conditions,
         "scanned_pdf_200dpi": {

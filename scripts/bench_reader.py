@@ -53,21 +53,31 @@ def qa(args) -> dict:
 
     settings = Settings(llm=args.llm, device="cpu", embed_backend=args.embed_backend)
     dataset = load_dataset(args.data / args.set)
-    questions = dataset.questions[args.offset: args.offset + args.limit]
+    questions = dataset.questions[args.offset : args.offset + args.limit]
     session = Session(settings)
     session.load_embedder(lambda message: print(message, file=sys.stderr))
     retriever = open_dataset_retriever(dataset, session.embedder, lambda m: print(m, file=sys.stderr))
     generator = _generator(args.llm, settings.n_ctx, args.threads)
     records = []
     for i, question in enumerate(questions, 1):
-        records.append(evaluate.evaluate_question(
-            question, retriever=retriever, generator=generator, iterations=args.iterations,
-            top_k=settings.top_k, max_tokens=settings.max_tokens, keep_passages=settings.keep_passages,
-            query_mode=settings.query_mode,
-        ))
+        records.append(
+            evaluate.evaluate_question(
+                question,
+                retriever=retriever,
+                generator=generator,
+                iterations=args.iterations,
+                top_k=settings.top_k,
+                max_tokens=settings.max_tokens,
+                keep_passages=settings.keep_passages,
+                query_mode=settings.query_mode,
+            )
+        )
         final = records[-1]["iterations"][records[-1]["adaptive"]["t"] - 1]["answer"]
-        print(f"{i}/{len(questions)} {records[-1]['seconds']:.1f} s  {final[:70]!r}  gold {question.answers[0]!r}",
-              file=sys.stderr, flush=True)
+        print(
+            f"{i}/{len(questions)} {records[-1]['seconds']:.1f} s  {final[:70]!r}  gold {question.answers[0]!r}",
+            file=sys.stderr,
+            flush=True,
+        )
         if args.out:  # a long run stopped early still leaves the questions it finished
             args.out.write_text(json.dumps(_qa_report(args, records, generator.n_threads), indent=2) + "\n")
     return _qa_report(args, records, generator.n_threads)
@@ -78,8 +88,12 @@ def _qa_report(args, records: list[dict], threads: int) -> dict:
 
     adaptive_seconds = [sum(s["seconds"] for s in r["iterations"][: r["adaptive"]["t"]]) for r in records]
     return {
-        "llm": args.llm, "set": args.set, "offset": args.offset, "n": len(records),
-        "threads": threads, "cpu": cpu(),
+        "llm": args.llm,
+        "set": args.set,
+        "offset": args.offset,
+        "n": len(records),
+        "threads": threads,
+        "cpu": cpu(),
         "iterations": evaluate.summarize(records, range(1, args.iterations + 1), judged=False),
         "adaptive": evaluate.summarize_adaptive(records, judged=False),
         "seconds_per_question": {
@@ -88,9 +102,14 @@ def _qa_report(args, records: list[dict], threads: int) -> dict:
             f"t{args.iterations}_median": round(statistics.median(r["seconds"] for r in records), 2),
         },
         "answers": [
-            {"id": r["id"], "gold": r["gold"][0], "by_t": [s["answer"] for s in r["iterations"]],
-             "acc_by_t": [s["scores"]["acc"] for s in r["iterations"]],
-             "seconds_by_t": [s["seconds"] for s in r["iterations"]], "adaptive_t": r["adaptive"]["t"]}
+            {
+                "id": r["id"],
+                "gold": r["gold"][0],
+                "by_t": [s["answer"] for s in r["iterations"]],
+                "acc_by_t": [s["scores"]["acc"] for s in r["iterations"]],
+                "seconds_by_t": [s["seconds"] for s in r["iterations"]],
+                "adaptive_t": r["adaptive"]["t"],
+            }
             for r in records
         ],
     }
@@ -106,8 +125,10 @@ def _prompt_tokens(llm, count_tokens, budget: int, data: Path) -> list[int]:
 
     folder = data / "hotpotqa-dev200"
     with (folder / "corpus.jsonl").open() as fh:
-        passages = [Passage(i, doc["text"], doc["title"], doc["_id"]) for i, doc in
-                    ((i, json.loads(line)) for i, line in zip(range(40), fh))]
+        passages = [
+            Passage(i, doc["text"], doc["title"], doc["_id"])
+            for i, doc in ((i, json.loads(line)) for i, line in zip(range(40), fh))
+        ]
     with (folder / "queries.jsonl").open() as fh:
         question = json.loads(fh.readline())["text"]
     prompt = build_prompt(question, passages, count_tokens=count_tokens, budget=budget)
@@ -135,15 +156,23 @@ def speed(args) -> dict:
             for _ in range(args.decode_tokens):  # greedy; past an end token is as fast
                 llm.eval([llm.sample(top_k=1, temp=0.0)])
             decode_s.append(time.perf_counter() - started)
-        rows.append({
-            "threads": threads,
-            "prompt_tokens": len(tokens),
-            "prompt_tok_s": round(len(tokens) / statistics.median(prompt_s), 1),
-            "decode_tok_s": round(args.decode_tokens / statistics.median(decode_s), 1),
-        })
+        rows.append(
+            {
+                "threads": threads,
+                "prompt_tokens": len(tokens),
+                "prompt_tok_s": round(len(tokens) / statistics.median(prompt_s), 1),
+                "decode_tok_s": round(args.decode_tokens / statistics.median(decode_s), 1),
+            }
+        )
         del generator, llm
-    return {"llm": args.llm, "cpu": cpu(), "llama_cpp_python": llama_cpp.__version__,
-            "repeats": args.repeats, "decode_tokens": args.decode_tokens, "rows": rows}
+    return {
+        "llm": args.llm,
+        "cpu": cpu(),
+        "llama_cpp_python": llama_cpp.__version__,
+        "repeats": args.repeats,
+        "decode_tokens": args.decode_tokens,
+        "rows": rows,
+    }
 
 
 def main() -> int:

@@ -21,7 +21,6 @@ Usage: scripts/bench_retrieval.py [--passages 100000] [--ann-vectors 1000000] [-
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import tempfile
@@ -29,8 +28,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-from bench_common import SCIFACT, print_report, fill_index, realish_texts, realish_vectors, seed_texts
+from bench_common import SCIFACT, fill_index, print_report, realish_texts, realish_vectors, seed_texts
 
 
 def percentiles(seconds: list[float]) -> dict:
@@ -87,17 +85,26 @@ def end_to_end(embedders: dict, seeds: np.ndarray, texts: list[str], questions: 
     exact.add(vectors)
     del vectors
     faiss.omp_set_num_threads(1)
-    times = {name: {"encode": [], "search": [], "total": [], "total_cpu": [], "hybrid_total": [],
-                    "hybrid_total_cpu": []} for name in embedders}
-    hybrids = {name: HybridRetriever(Retriever(embedder, index), LexicalRetriever(index))
-               for name, embedder in embedders.items()}
+    times = {
+        name: {"encode": [], "search": [], "total": [], "total_cpu": [], "hybrid_total": [], "hybrid_total_cpu": []}
+        for name in embedders
+    }
+    hybrids = {
+        name: HybridRetriever(Retriever(embedder, index), LexicalRetriever(index))
+        for name, embedder in embedders.items()
+    }
     exact_seconds, keyword_seconds = [], []
     for question in questions:
         for name, embedder in embedders.items():
             vector, encode, encode_cpu = cpu_timed(embedder.embed_queries, [question])
             found, search, search_cpu = cpu_timed(index.search, vector, 5)
             assert len(found[0]) == 5
-            parts = ("encode", encode), ("search", search), ("total", encode + search), ("total_cpu", encode_cpu + search_cpu)
+            parts = (
+                ("encode", encode),
+                ("search", search),
+                ("total", encode + search),
+                ("total_cpu", encode_cpu + search_cpu),
+            )
             found, hybrid, hybrid_cpu = cpu_timed(hybrids[name].retrieve, question, 5)
             assert len(found) == 5
             parts += ("hybrid_total", hybrid), ("hybrid_total_cpu", hybrid_cpu)
@@ -142,8 +149,15 @@ def ann(seeds: np.ndarray, queries: np.ndarray, n: int, nprobes: list[int]) -> d
 
     faiss.omp_set_num_threads(1)  # as PassageIndex.search runs a single query
     truth, _ = run(exact)  # warm-up pass that also gives the exact answers
-    result = {"vectors": n, "dim": int(queries.shape[1]), "lists": int(ivf.nlist), "ivf_build_seconds": round(build, 1),
-              "kind_chosen": type(ivf).__name__, "default_nprobe": index_module.NPROBE, "search_threads": 1}
+    result = {
+        "vectors": n,
+        "dim": int(queries.shape[1]),
+        "lists": int(ivf.nlist),
+        "ivf_build_seconds": round(build, 1),
+        "kind_chosen": type(ivf).__name__,
+        "default_nprobe": index_module.NPROBE,
+        "search_threads": 1,
+    }
     exact_seconds, ivf_seconds, found = [], {p: [] for p in nprobes}, {}
     for _ in range(3):  # interleaved repeats: exact and IVF see the same load
         exact_seconds += run(exact)[1]
@@ -156,8 +170,11 @@ def ann(seeds: np.ndarray, queries: np.ndarray, n: int, nprobes: list[int]) -> d
     for nprobe in nprobes:
         recall = statistics.fmean(len(set(a) & set(b)) / 10 for a, b in zip(found[nprobe].tolist(), truth.tolist()))
         ivf = percentiles(ivf_seconds[nprobe])
-        result["ivf_by_nprobe"][nprobe] = {"recall@10": round(recall, 4), **ivf,
-                                           "speedup_p50": round(result["exact"]["p50_ms"] / ivf["p50_ms"], 1)}
+        result["ivf_by_nprobe"][nprobe] = {
+            "recall@10": round(recall, 4),
+            **ivf,
+            "speedup_p50": round(result["exact"]["p50_ms"] / ivf["p50_ms"], 1),
+        }
     result["goal"] = {"recall@10": 0.95, "speedup": 10}
     return result
 
@@ -169,14 +186,21 @@ def main() -> None:
     parser.add_argument("--nprobe", default="16,32,64,128", help="comma-separated nprobe values to measure")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--seeds", type=int, default=1000, help="real passages the synthetic vectors are shaped on")
-    parser.add_argument("--text-seeds", type=int, default=10_000,
-                        help="real passages the synthetic texts are blended from (all of scifact's 5,183 by default): "
-                             "fewer give every word a larger document frequency than a real corpus has")
+    parser.add_argument(
+        "--text-seeds",
+        type=int,
+        default=10_000,
+        help="real passages the synthetic texts are blended from (all of scifact's 5,183 by default): "
+        "fewer give every word a larger document frequency than a real corpus has",
+    )
     parser.add_argument("--embedder", default="all-minilm-l6-v2")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
-    parser.add_argument("--backends", default="torch,onnx-fp32,onnx-int8,openvino-int8",
-                        help="query encoders timed in turn on each question; one alone shows its latency "
-                             "without the others' idle threads spinning beside it")
+    parser.add_argument(
+        "--backends",
+        default="torch,onnx-fp32,onnx-int8,openvino-int8",
+        help="query encoders timed in turn on each question; one alone shows its latency "
+        "without the others' idle threads spinning beside it",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
@@ -186,9 +210,9 @@ def main() -> None:
     import torch
 
     from iterretgen_tui import models
-    from iterretgen_tui.engine.evaluation.datasets import load_dataset
     from iterretgen_tui.engine.embedding.embedder import SentenceEmbedder
     from iterretgen_tui.engine.embedding.onnx_embedder import OnnxEmbedder
+    from iterretgen_tui.engine.evaluation.datasets import load_dataset
 
     torch.set_num_threads(args.threads)
     faiss.omp_set_num_threads(args.threads)
@@ -205,8 +229,12 @@ def main() -> None:
     seeds = reference.embed_batch(seed_texts(SCIFACT, args.seeds))
     for embedder in embedders.values():
         embedder.embed_queries(questions[:4])  # warm up
-    report = {"threads": args.threads, "queries": len(questions), "seed_passages": len(seeds),
-              "load_average_at_start": os.getloadavg()}
+    report = {
+        "threads": args.threads,
+        "queries": len(questions),
+        "seed_passages": len(seeds),
+        "load_average_at_start": os.getloadavg(),
+    }
     texts = seed_texts(SCIFACT, args.text_seeds)
     report["text_seed_passages"] = len(texts)
     report["end_to_end"] = end_to_end(embedders, seeds, texts, questions, args.passages, home)

@@ -73,8 +73,9 @@ def subset_retriever(dataset, questions, first: int, embedder):
 
     gold = {doc for q in questions for doc in q.relevant}
     docs = [d for n, d in enumerate(dataset.corpus()) if n < first or d[0] in gold]
-    index = PassageIndex.open(Path(tempfile.mkdtemp(prefix="bench-threads-index-")),
-                              embedder_identity=embedder.identity, dim=embedder.dim)
+    index = PassageIndex.open(
+        Path(tempfile.mkdtemp(prefix="bench-threads-index-")), embedder_identity=embedder.identity, dim=embedder.dim
+    )
     sync_corpus(index, docs, embedder)
     return Retriever(embedder, index)
 
@@ -121,15 +122,19 @@ def main() -> None:
     rates = {mode: {"prompt": [], "decode": []} for mode in modes}
     for n, question in enumerate(questions[: args.repeats]):
         passages = retriever.retrieve(question.text, settings.top_k)
-        prompt = build_prompt(question.text, passages, count_tokens=generator.count_tokens,
-                              budget=generator.n_ctx - settings.max_tokens)
-        for mode in (list(modes) if n % 2 == 0 else list(modes)[::-1]):
+        prompt = build_prompt(
+            question.text, passages, count_tokens=generator.count_tokens, budget=generator.n_ctx - settings.max_tokens
+        )
+        for mode in list(modes) if n % 2 == 0 else list(modes)[::-1]:
             use(mode)
             prompt_rate, decode_rate = token_rates(generator, prompt.messages, prompt.tokens, 64)
             rates[mode]["prompt"].append(prompt_rate)
             rates[mode]["decode"].append(decode_rate)
-            print(f"{mode} ({generator.n_threads} threads): prompt {prompt_rate:.1f} tokens/s, "
-                  f"decode {decode_rate:.1f} tokens/s", file=sys.stderr)
+            print(
+                f"{mode} ({generator.n_threads} threads): prompt {prompt_rate:.1f} tokens/s, "
+                f"decode {decode_rate:.1f} tokens/s",
+                file=sys.stderr,
+            )
 
     if args.token_rates_only:
         questions = []
@@ -137,25 +142,42 @@ def main() -> None:
     seconds = {mode: [] for mode in modes}
     first_token = {mode: [] for mode in modes}
     for n, question in enumerate(questions):
-        for mode in (list(modes) if n % 2 == 0 else list(modes)[::-1]):
+        for mode in list(modes) if n % 2 == 0 else list(modes)[::-1]:
             use(mode)
             generator.reset()
             timed.start()
             record = evaluate.evaluate_question(
-                question, retriever=retriever, generator=timed, iterations=settings.iterations,
-                top_k=settings.top_k, max_tokens=settings.max_tokens,
-                keep_passages=settings.keep_passages, query_mode=settings.query_mode)
+                question,
+                retriever=retriever,
+                generator=timed,
+                iterations=settings.iterations,
+                top_k=settings.top_k,
+                max_tokens=settings.max_tokens,
+                keep_passages=settings.keep_passages,
+                query_mode=settings.query_mode,
+            )
             seconds[mode].append(record["seconds"])
             first_token[mode].append(timed.first)
-        print(f"question {n + 1}/{len(questions)}: " + ", ".join(
-            f"{mode} {seconds[mode][-1]:.1f} s" for mode in modes), file=sys.stderr)
+        print(
+            f"question {n + 1}/{len(questions)}: " + ", ".join(f"{mode} {seconds[mode][-1]:.1f} s" for mode in modes),
+            file=sys.stderr,
+        )
 
     med = statistics.median
-    report = {"llm": generator.name, "threads": modes, "dataset": dataset.name, "questions": len(questions),
-              "corpus_documents": len(retriever.index) if args.corpus else "all",
-              "settings": {"iterations": settings.iterations, "top_k": settings.top_k,
-                           "max_tokens": settings.max_tokens, "keep_passages": settings.keep_passages},
-              "modes": {}}
+    report = {
+        "llm": generator.name,
+        "threads": modes,
+        "dataset": dataset.name,
+        "questions": len(questions),
+        "corpus_documents": len(retriever.index) if args.corpus else "all",
+        "settings": {
+            "iterations": settings.iterations,
+            "top_k": settings.top_k,
+            "max_tokens": settings.max_tokens,
+            "keep_passages": settings.keep_passages,
+        },
+        "modes": {},
+    }
     for mode in modes:
         report["modes"][mode] = {
             "prompt_tokens_per_s": [round(r, 1) for r in rates[mode]["prompt"]],
@@ -172,8 +194,9 @@ def main() -> None:
             )
     half = report["modes"]["half"]
     for mode in ("all", "auto"):
-        report[f"{mode}_over_half"] = {key: round(report["modes"][mode][key] / value, 3)
-                                       for key, value in half.items() if key.endswith("median")}
+        report[f"{mode}_over_half"] = {
+            key: round(report["modes"][mode][key] / value, 3) for key, value in half.items() if key.endswith("median")
+        }
     print_report(report, args.out)
 
 

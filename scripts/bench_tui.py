@@ -77,7 +77,7 @@ async def measure(recorder: Recorder, settings: Settings, folder: Path, repeats:
         modes = {"half": half_the_cores(), "all": usable_cores()}
         first_token = {mode: [] for mode in modes}
         for n in range(repeats):
-            for mode in (list(modes) if n % 2 == 0 else list(modes)[::-1]):
+            for mode in list(modes) if n % 2 == 0 else list(modes)[::-1]:
                 generator.set_threads(modes[mode])
                 generator.reset()
                 app.query_one("#question").value = QUESTION
@@ -113,16 +113,18 @@ def main() -> None:
         measure(Recorder(), settings, args.folder, args.repeats)
     )
     med = statistics.median
-    print_report({
-        "first_frame_s": round(first_frame, 3),
-        "tokens_per_answer": tokens,
-        "app_tokens_per_s": [round(r, 1) for r in app_rates],
-        "raw_tokens_per_s": [round(r, 1) for r in raw_rates],
-        "app_over_raw_median": round(med(app_rates) / med(raw_rates), 3),
-        "threads": threads,
-        "first_token_of_iteration_1_s": {mode: [round(s, 3) for s in runs] for mode, runs in first_token.items()},
-        "first_token_all_over_half_median": round(med(first_token["all"]) / med(first_token["half"]), 3),
-    })
+    print_report(
+        {
+            "first_frame_s": round(first_frame, 3),
+            "tokens_per_answer": tokens,
+            "app_tokens_per_s": [round(r, 1) for r in app_rates],
+            "raw_tokens_per_s": [round(r, 1) for r in raw_rates],
+            "app_over_raw_median": round(med(app_rates) / med(raw_rates), 3),
+            "threads": threads,
+            "first_token_of_iteration_1_s": {mode: [round(s, 3) for s in runs] for mode, runs in first_token.items()},
+            "first_token_all_over_half_median": round(med(first_token["all"]) / med(first_token["half"]), 3),
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -42,10 +42,12 @@ def main() -> None:
         started = time.perf_counter()
         for question, passages in zip(questions, retriever.retrieve_many([q.text for q in questions], args.top_k)):
             evidence = choose_evidence(question.text, passages, session.embedder)
-            rows.append({
-                "evidence_recall": metrics.answer_recall([evidence.text] if evidence else [], question.answers),
-                "answer_recall": retrieval_scores(passages, question)["answer_recall"],
-            })
+            rows.append(
+                {
+                    "evidence_recall": metrics.answer_recall([evidence.text] if evidence else [], question.answers),
+                    "answer_recall": retrieval_scores(passages, question)["answer_recall"],
+                }
+            )
         report["sets"][dataset.name] = {
             "n": len(rows),
             **{key: round(fmean(r[key] for r in rows), 4) for key in rows[0]},

@@ -61,9 +61,9 @@ class WeightedRRF:
     def retrieve_many(self, queries, k):
         depth = max(k, self.depth)
         out = []
-        for d, l in zip(self.dense.retrieve_many(queries, depth), self.lexical.retrieve_many(queries, depth)):
+        for d, lex in zip(self.dense.retrieve_many(queries, depth), self.lexical.retrieve_many(queries, depth)):
             fused, passages = {}, {}
-            for weight, ranking in ((1.0, d), (self.lexical_weight, l)):
+            for weight, ranking in ((1.0, d), (self.lexical_weight, lex)):
                 for r, p in enumerate(ranking):
                     fused[p.id] = fused.get(p.id, 0.0) + weight / (RRF_K + r + 1)
                     passages.setdefault(p.id, p)

@@ -34,13 +34,13 @@ from iterretgen_tui import config
 from iterretgen_tui.commands.eval import open_dataset_retriever
 from iterretgen_tui.engine.evaluation.datasets import load_dataset
 from iterretgen_tui.engine.evaluation.evaluate import retrieval_scores
-from iterretgen_tui.engine.loop.options import QUERY_MODES
-from iterretgen_tui.engine.loop.queries import FUSION_DEPTH, form_query, merge_searches, searches
-from iterretgen_tui.engine.retrieval.fusion import fuse, interleave
-from iterretgen_tui.engine.loop.prompts import extract_answer
-from iterretgen_tui.engine.retrieval.modes import RETRIEVAL_MODES
 from iterretgen_tui.engine.loop.evidence import choose_evidence
+from iterretgen_tui.engine.loop.options import QUERY_MODES
+from iterretgen_tui.engine.loop.prompts import extract_answer
+from iterretgen_tui.engine.loop.queries import FUSION_DEPTH, form_query, merge_searches, searches
 from iterretgen_tui.engine.loop.repetition import loop_start, trim_loop
+from iterretgen_tui.engine.retrieval.fusion import fuse, interleave
+from iterretgen_tui.engine.retrieval.modes import RETRIEVAL_MODES
 from iterretgen_tui.session import Session
 
 
@@ -163,19 +163,24 @@ def main() -> None:
         for name, retrieve in candidates.items():
             passages = retrieve(question.text, draft, retriever, args.top_k)
             scores.setdefault(name, []).append(retrieval_scores(passages, question))
-    print(json.dumps({
-        "dataset": dataset.name,
-        "n": len(records),
-        "looping_drafts": looping,
-        "top_k": args.top_k,
-        "draft_source": args.draft_source,
-        "retrieval_setting": args.retrieval,
-        "embedder": session.embedder.identity,
-        "retrieval": {
-            name: {metric: round(fmean(row[metric] for row in rows), 4) for metric in rows[0]}
-            for name, rows in scores.items()
-        },
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "dataset": dataset.name,
+                "n": len(records),
+                "looping_drafts": looping,
+                "top_k": args.top_k,
+                "draft_source": args.draft_source,
+                "retrieval_setting": args.retrieval,
+                "embedder": session.embedder.identity,
+                "retrieval": {
+                    name: {metric: round(fmean(row[metric] for row in rows), 4) for metric in rows[0]}
+                    for name, rows in scores.items()
+                },
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -94,7 +94,8 @@ def summary(rows: list[dict]) -> dict:
         "key_fact_evidence": share("key_fact_evidence"),
         "key_fact_by_kind": {
             k: round(fmean(float(r["key_fact_answer"] or r["key_fact_evidence"]) for r in v), 3)
-            for k, v in by_kind.items() if v
+            for k, v in by_kind.items()
+            if v
         },
         "looping_drafts": share("looping_draft"),
         "looping_answers": share("looping_answer"),
@@ -112,8 +113,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--llm", help="chat model (default: the app's)")
     parser.add_argument("--sample", type=int, help="only N questions, spread evenly over the set")
-    parser.add_argument("--records", type=Path,
-                        help="one JSON line per question; a rerun skips the questions already there")
+    parser.add_argument(
+        "--records", type=Path, help="one JSON line per question; a rerun skips the questions already there"
+    )
     args = parser.parse_args()
     items = [json.loads(line) for line in (DATA / "realdocs-questions.jsonl").read_text("utf-8").splitlines()]
     if args.sample and args.sample < len(items):
@@ -143,7 +145,10 @@ def main() -> None:
         "llm": session.info()["llm"],
         "embedder": session.info()["embedder"],
         "cpu": cpu_name(),
-        "settings": {k: getattr(settings, k) for k in ("iterations", "top_k", "adaptive", "keep_passages", "query_mode", "max_tokens")},
+        "settings": {
+            k: getattr(settings, k)
+            for k in ("iterations", "top_k", "adaptive", "keep_passages", "query_mode", "max_tokens")
+        },
         **summary(rows),
     }
     print(json.dumps(report, indent=2))

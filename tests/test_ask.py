@@ -17,8 +17,20 @@ def ask(monkeypatch, tmp_path, capsys, drafts, *flags):
     generator.release.set()
     monkeypatch.setattr(session, "Session", lambda settings, **_: FakeSession(settings, generator=generator))
     (tmp_path / "docs").mkdir()
-    code = cli.main(["ask", QUESTION, "--folder", str(tmp_path / "docs"), "--query-mode", "draft",
-                     "--no-keep-passages", "--top-k", "5", *flags])
+    code = cli.main(
+        [
+            "ask",
+            QUESTION,
+            "--folder",
+            str(tmp_path / "docs"),
+            "--query-mode",
+            "draft",
+            "--no-keep-passages",
+            "--top-k",
+            "5",
+            *flags,
+        ]
+    )
     return code, capsys.readouterr()
 
 

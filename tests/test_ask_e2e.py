@@ -47,8 +47,19 @@ def notes(tmp_path: Path) -> Path:
 @pytest.mark.slow
 def test_ask_json_two_iterations_with_real_models(notes: Path):
     question = "In which city was the engineer who built the Eiffel Tower born?"
-    result = cli("ask", question, "--folder", str(notes), "--iterations", "2",
-                 "--no-adaptive", "--top-k", "2", "--json", check=True)
+    result = cli(
+        "ask",
+        question,
+        "--folder",
+        str(notes),
+        "--iterations",
+        "2",
+        "--no-adaptive",
+        "--top-k",
+        "2",
+        "--json",
+        check=True,
+    )
     answer = json.loads(result.stdout)
     assert answer["question"] == question
     assert answer["stop_reason"] == "max_iterations"
@@ -110,11 +121,24 @@ def test_question_too_long_is_a_clear_error(notes: Path):
 @pytest.mark.slow
 def test_ask_with_the_default_reader_not_pulled_answers_with_smollm2_and_says_so(notes: Path):
     defaults = {k: v for k, v in os.environ.items() if k != "ITERRETGEN_LLM"}  # no pin: the default
-    result = cli("ask", "Where was Gustave Eiffel born?", "--folder", str(notes), "--iterations", "1",
-                 "--top-k", "2", "--json", check=True, env=defaults)
+    result = cli(
+        "ask",
+        "Where was Gustave Eiffel born?",
+        "--folder",
+        str(notes),
+        "--iterations",
+        "1",
+        "--top-k",
+        "2",
+        "--json",
+        check=True,
+        env=defaults,
+    )
     assert json.loads(result.stdout)["iterations"][0]["draft"]
-    assert ("reading with smollm2-135m: the default reader qwen2.5-coder-1.5b-instruct is not downloaded yet"
-            in result.stderr)
+    assert (
+        "reading with smollm2-135m: the default reader qwen2.5-coder-1.5b-instruct is not downloaded yet"
+        in result.stderr
+    )
 
 
 REAL_DOCS = Path(__file__).parent / "data" / "realdocs"
@@ -125,8 +149,11 @@ REAL_DOCS = Path(__file__).parent / "data" / "realdocs"
     "question, key, file",
     [
         ("What does stringDecoder.end() return?", "remaining input", "string_decoder.md"),
-        ("How does Corepack decide which package manager version to run in a project?",
-         "packageManager", "corepack.md"),
+        (
+            "How does Corepack decide which package manager version to run in a project?",
+            "packageManager",
+            "corepack.md",
+        ),
     ],
 )
 def test_real_documents_get_an_answer_that_does_not_loop_and_evidence_from_the_right_file(

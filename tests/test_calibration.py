@@ -1,4 +1,4 @@
-""""auto" measures the embedding backends on this CPU once, remembers the fastest, and a
+""" "auto" measures the embedding backends on this CPU once, remembers the fastest, and a
 user's explicit backend always wins (engine/embedding/calibration.py, backends.py)."""
 
 from __future__ import annotations
@@ -115,8 +115,9 @@ def test_the_first_index_on_an_empty_data_directory(tmp_path, capsys):
     messages = []
     session = Session(Settings(device="cpu"))
     session.load_embedder(status=messages.append)
-    assert session.embedder.chosen_by == "measured" and session.embedder.backend in backends.candidates([
-        session.embedder.path])
+    assert session.embedder.chosen_by == "measured" and session.embedder.backend in backends.candidates(
+        [session.embedder.path]
+    )
     assert not any("preparing the openvino-int8 export" in m for m in messages)
     report = session.open_folder(folder)
     assert report.passages == 12 and report.embedded == 12

@@ -34,9 +34,13 @@ def test_save_leaves_defaults_to_the_version_that_runs(monkeypatch):
 
 @pytest.mark.parametrize(
     "text, message",
-    [("top_k = 0", "top_k must be at least 1"), ("colour = 1", "unknown setting"),
-     ("device = 'tpu'", "device must be one of"), ("top_k = [", "not valid TOML"),
-     ("adaptive = 'maybe'", "true or false")],
+    [
+        ("top_k = 0", "top_k must be at least 1"),
+        ("colour = 1", "unknown setting"),
+        ("device = 'tpu'", "device must be one of"),
+        ("top_k = [", "not valid TOML"),
+        ("adaptive = 'maybe'", "true or false"),
+    ],
 )
 def test_bad_config_gives_a_clear_message(text, message):
     paths.config_file().write_text(text)

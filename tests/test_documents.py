@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tests import docfolder
 from iterretgen_tui.engine.indexing import documents, formats
 from iterretgen_tui.engine.indexing.chunking import ChunkOptions, split
 from iterretgen_tui.engine.indexing.documents import FileEntry, SkipFile
 from iterretgen_tui.engine.indexing.ocr import OcrRun
+from tests import docfolder
 
 
 def chunks_of(path: Path, **kwargs):
@@ -44,7 +44,8 @@ def test_scan_skips_names_that_are_not_utf8(tmp_path):
     files, skipped = documents.scan(tmp_path)
     assert [f.path.name for f in files] == ["fine.txt"]
     assert [(Path(s.path).name, s.reason) for s in skipped] == [
-        ("caf\ufffd.txt", "the name is not valid UTF-8; rename it to index it")]
+        ("caf\ufffd.txt", "the name is not valid UTF-8; rename it to index it")
+    ]
 
 
 def test_scan_follows_a_symlinked_folder_once(tmp_path):
@@ -63,7 +64,9 @@ def test_every_format_yields_its_text(folder, name):
     assert all(c.location for c in chunks)
 
 
-@pytest.mark.parametrize("name", sorted(n for n in docfolder.BROKEN if n not in ("loop", "dangling", "nested/up", "pipe")))
+@pytest.mark.parametrize(
+    "name", sorted(n for n in docfolder.BROKEN if n not in ("loop", "dangling", "nested/up", "pipe"))
+)
 def test_every_broken_file_is_skipped_with_its_reason(folder, name):
     path = folder / name
     with pytest.raises(SkipFile) as caught:

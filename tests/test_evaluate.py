@@ -9,8 +9,8 @@ import pytest
 
 from iterretgen_tui.cli import main
 from iterretgen_tui.engine.evaluation import evaluate
-from iterretgen_tui.engine.loop import iterretgen
 from iterretgen_tui.engine.evaluation.datasets import DatasetError, load_dataset
+from iterretgen_tui.engine.loop import iterretgen
 from iterretgen_tui.engine.loop.events import FinalAnswer, IterationTrace, StopReason
 from iterretgen_tui.engine.passages import Passage
 from iterretgen_tui.engine.retrieval.retriever import Retriever
@@ -27,10 +27,18 @@ CORPUS = [
     ("d5", "Cheese", "Cheese is made from milk."),
 ]
 QUERIES = [
-    {"_id": "q1", "text": "Which river flows through Freedonia capital?",
-     "answers": ["Blue River", "the Blue"], "gold_doc_ids": ["d1", "d2"]},
-    {"_id": "q2", "text": "Which river flows through Marxland capital?",
-     "answers": ["Green River"], "gold_doc_ids": ["d3", "d4"]},
+    {
+        "_id": "q1",
+        "text": "Which river flows through Freedonia capital?",
+        "answers": ["Blue River", "the Blue"],
+        "gold_doc_ids": ["d1", "d2"],
+    },
+    {
+        "_id": "q2",
+        "text": "Which river flows through Marxland capital?",
+        "answers": ["Green River"],
+        "gold_doc_ids": ["d3", "d4"],
+    },
     {"_id": "q3", "text": "What is cheese made from?", "answers": ["milk"], "gold_doc_ids": ["d5"]},
 ]
 
@@ -38,7 +46,8 @@ QUERIES = [
 def write_dataset(root, queries=QUERIES, qrels=True):
     root.mkdir()
     (root / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in CORPUS))
+        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in CORPUS)
+    )
     (root / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
     if qrels:
         rows = [f"{q['_id']}\t{d}\t1" for q in queries for d in q["gold_doc_ids"]]
@@ -94,7 +103,9 @@ def test_evaluate_question_scores_every_iteration(tmp_path):
     dataset = load_dataset(write_dataset(tmp_path / "toy"))
     generator = ScriptedGenerator(reader)
     record = evaluate.evaluate_question(
-        dataset.questions[0], retriever=fake_retriever(dataset), generator=generator,
+        dataset.questions[0],
+        retriever=fake_retriever(dataset),
+        generator=generator,
         options=paper_options(iterations=3, top_k=1),
     )
     steps = record["iterations"]
@@ -102,7 +113,12 @@ def test_evaluate_question_scores_every_iteration(tmp_path):
     assert len(generator.prompts) == 3
     assert steps[0]["passage_ids"] == ["d1"] and steps[0]["answer"] == "Sylvania"
     assert steps[0]["scores"] == {
-        "em": 0.0, "f1": 0.0, "acc": 0.0, "answer_recall": 0.0, "gold_recall": 0.5, "evidence_recall": 0.0,
+        "em": 0.0,
+        "f1": 0.0,
+        "acc": 0.0,
+        "answer_recall": 0.0,
+        "gold_recall": 0.5,
+        "evidence_recall": 0.0,
     }
     # The draft names Sylvania, so the second retrieval finds the river's passage.
     assert steps[1]["query"].endswith(dataset.questions[0].text)
@@ -119,8 +135,11 @@ def test_evaluate_question_scores_every_iteration(tmp_path):
 def test_gold_draft_forms_the_query_from_the_gold_answer(tmp_path):
     dataset = load_dataset(write_dataset(tmp_path / "toy"))
     record = evaluate.evaluate_question(
-        dataset.questions[1], retriever=fake_retriever(dataset),
-        generator=ScriptedGenerator(reader), options=paper_options(iterations=2, top_k=1), gold_draft=True,
+        dataset.questions[1],
+        retriever=fake_retriever(dataset),
+        generator=ScriptedGenerator(reader),
+        options=paper_options(iterations=2, top_k=1),
+        gold_draft=True,
     )
     assert record["iterations"][1]["query"] == "Green River\n" + dataset.questions[1].text
 
@@ -129,8 +148,11 @@ def test_judge_verdicts_are_recorded_and_reused(tmp_path):
     dataset = load_dataset(write_dataset(tmp_path / "toy"))
     judge = ScriptedGenerator(lambda m: "Yes" if "Prediction\nmilk" in m[0]["content"] else "Maybe")
     record = evaluate.evaluate_question(
-        dataset.questions[2], retriever=fake_retriever(dataset),
-        generator=ScriptedGenerator(reader), options=paper_options(iterations=3, top_k=1), judge_with=judge,
+        dataset.questions[2],
+        retriever=fake_retriever(dataset),
+        generator=ScriptedGenerator(reader),
+        options=paper_options(iterations=3, top_k=1),
+        judge_with=judge,
     )
     assert [s["judge"] for s in record["iterations"]] == [True, True, True]
     assert len(judge.prompts) == 1  # the same answer is judged once
@@ -156,28 +178,53 @@ def test_derived_adaptive_stop_matches_an_adaptive_run(tmp_path):
     retriever = fake_retriever(dataset)
     for question in dataset.questions:
         record = evaluate.evaluate_question(
-            question, retriever=retriever, generator=ScriptedGenerator(reader), options=paper_options(iterations=3, top_k=1))
-        [final] = [e for e in iterretgen.run(question.text, retriever=retriever, generator=ScriptedGenerator(reader),
-                                             options=paper_options(iterations=3, top_k=1))
-                   if isinstance(e, FinalAnswer)]
+            question,
+            retriever=retriever,
+            generator=ScriptedGenerator(reader),
+            options=paper_options(iterations=3, top_k=1),
+        )
+        [final] = [
+            e
+            for e in iterretgen.run(
+                question.text,
+                retriever=retriever,
+                generator=ScriptedGenerator(reader),
+                options=paper_options(iterations=3, top_k=1),
+            )
+            if isinstance(e, FinalAnswer)
+        ]
         assert record["adaptive"] == {"t": len(final.iterations), "reason": final.stop_reason.value}
 
 
 def test_summaries_average_per_iteration():
     def record(em1, em2, stop):
         steps = [
-            {"seconds": 2.0, "judge": None, "scores": dict.fromkeys(("em", "f1", "acc", "answer_recall", "gold_recall"), em)}
+            {
+                "seconds": 2.0,
+                "judge": None,
+                "scores": dict.fromkeys(("em", "f1", "acc", "answer_recall", "gold_recall"), em),
+            }
             for em in (em1, em2)
         ]
         return {"iterations": steps, "adaptive": {"t": stop, "reason": "converged"}}
 
     records = [record(0.0, 1.0, 2), record(1.0, 1.0, 1)]
     rows = evaluate.summarize(records, [1, 2], judged=False)
-    assert rows[0] == {"t": 1, "em": 0.5, "f1": 0.5, "acc": 0.5, "acc_judge": None,
-                       "answer_recall": 0.5, "gold_recall": 0.5,
-                       # records from before issue 17 know nothing of these
-                       "evidence_recall": None, "stated": None, "looped": None,
-                       "llm_calls": 1, "seconds": 2.0}
+    assert rows[0] == {
+        "t": 1,
+        "em": 0.5,
+        "f1": 0.5,
+        "acc": 0.5,
+        "acc_judge": None,
+        "answer_recall": 0.5,
+        "gold_recall": 0.5,
+        # records from before issue 17 know nothing of these
+        "evidence_recall": None,
+        "stated": None,
+        "looped": None,
+        "llm_calls": 1,
+        "seconds": 2.0,
+    }
     assert rows[1]["em"] == 1.0 and rows[1]["llm_calls"] == 2 and rows[1]["seconds"] == 4.0
     adaptive = evaluate.summarize_adaptive(records, judged=True)
     assert adaptive["em"] == 1.0 and adaptive["iterations"] == 1.5 and adaptive["seconds"] == 3.0
@@ -189,7 +236,9 @@ def test_summaries_average_per_iteration():
     }
     assert list(evaluate.differences(records[:1], [1, 2], judged=True, adaptive=False)) == ["t=2 vs t=1"]
     assert evaluate.differences(records[:1], [1, 2], judged=True, adaptive=False)["t=2 vs t=1"]["acc_judge"] == {
-        "mean": 0.0, "ci95": None}  # one question: no interval
+        "mean": 0.0,
+        "ci95": None,
+    }  # one question: no interval
 
 
 class Interrupt:
@@ -227,15 +276,52 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
     fake_models.append(ScriptedGenerator(reader))
     out = tmp_path / "results" / "toy.json"
     # The toy is scripted for the paper's retrieval: dense, iteration 2 with the draft alone.
-    assert main(["eval", str(root), "--iterations", "1,2", "--top-k", "1", "--query-mode", "draft",
-                 "--retrieval", "dense", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                str(root),
+                "--iterations",
+                "1,2",
+                "--top-k",
+                "1",
+                "--query-mode",
+                "draft",
+                "--retrieval",
+                "dense",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     summary = json.loads(out.read_text())
-    assert list(summary) == ["dataset", "n", "iterations", "adaptive", "differences", "retrieval",
-                             "retrieval_settings", "seconds"]
+    assert list(summary) == [
+        "dataset",
+        "n",
+        "iterations",
+        "adaptive",
+        "differences",
+        "retrieval",
+        "retrieval_settings",
+        "seconds",
+    ]
     assert summary["dataset"] == "toy" and summary["n"] == 3
     assert [list(r) for r in summary["iterations"]] == [
-        ["t", "em", "f1", "acc", "acc_judge", "answer_recall", "gold_recall",
-         "evidence_recall", "stated", "looped", "llm_calls", "seconds"]
+        [
+            "t",
+            "em",
+            "f1",
+            "acc",
+            "acc_judge",
+            "answer_recall",
+            "gold_recall",
+            "evidence_recall",
+            "stated",
+            "looped",
+            "llm_calls",
+            "seconds",
+        ]
     ] * 2
     # q1 and q2 go wrong at t=1 and right at t=2; q3 is right throughout.
     assert summary["iterations"][0]["em"] == pytest.approx(1 / 3, abs=1e-4)
@@ -243,7 +329,14 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
     assert summary["adaptive"]["iterations"] == pytest.approx(5 / 3, abs=1e-4)
     # Acc gains 1, 1 and 0: mean 2/3, 95% interval 1.96 * sd / sqrt(3).
     assert summary["differences"]["t=2 vs t=1"]["acc"] == {"mean": 0.6667, "ci95": 0.6533}
-    assert set(summary["retrieval"]) == {"recall@5", "recall@10", "recall@100", "ndcg@10", "answer_recall@1", "gold_recall@1"}
+    assert set(summary["retrieval"]) == {
+        "recall@5",
+        "recall@10",
+        "recall@100",
+        "ndcg@10",
+        "answer_recall@1",
+        "gold_recall@1",
+    }
     # every retrieval setting is scored on the question alone, and paired with dense
     compared = summary["retrieval_settings"]
     assert list(compared["settings"]) == ["hybrid", "dense", "lexical"]
@@ -263,8 +356,20 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
 def test_eval_resumes_after_interruption(tmp_path, fake_models, capsys):
     root = write_dataset(tmp_path / "toy")
     out = tmp_path / "toy.json"
-    args = ["eval", str(root), "--iterations", "1,2", "--top-k", "1", "--query-mode", "draft",
-            "--retrieval", "dense", "--out", str(out)]
+    args = [
+        "eval",
+        str(root),
+        "--iterations",
+        "1,2",
+        "--top-k",
+        "1",
+        "--query-mode",
+        "draft",
+        "--retrieval",
+        "dense",
+        "--out",
+        str(out),
+    ]
     fake_models.append(Interrupt(calls=3))  # q1 completes, q2 is cut during its second draft
     assert main(args) == 130
     records = out.with_suffix(".jsonl")

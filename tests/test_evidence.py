@@ -16,11 +16,23 @@ from iterretgen_tui.engine.passages import Passage
 from .fakes import HashEmbedder, ScriptedGenerator
 
 FOLDER = [  # a small hand-built folder: three files, a few statements each
-    Passage(1, "# Settings\n\nThe app reads its settings from config.toml in the user config "
-               "directory. Flags override the file.", "Settings", "docs/tui.md", "lines 1-4"),
+    Passage(
+        1,
+        "# Settings\n\nThe app reads its settings from config.toml in the user config "
+        "directory. Flags override the file.",
+        "Settings",
+        "docs/tui.md",
+        "lines 1-4",
+    ),
     Passage(2, "Bananas are yellow. They grow in bunches on large plants.", "Fruit", "docs/fruit.md"),
-    Passage(3, "The adaptive stop ends the loop when two consecutive answers agree. "
-               "It also stops when retrieval brings no new passage.", "Adaptive stop", "docs/how.md", "lines 9-12"),
+    Passage(
+        3,
+        "The adaptive stop ends the loop when two consecutive answers agree. "
+        "It also stops when retrieval brings no new passage.",
+        "Adaptive stop",
+        "docs/how.md",
+        "lines 9-12",
+    ),
 ]
 
 
@@ -31,7 +43,9 @@ def test_sentences_skip_headings_and_cut_run_ons():
     ]
     wrapped = "The method returns the last portion\nof a path, like basename.\n\n* `:` for POSIX\n* `;` for Windows"
     assert sentences(wrapped) == [
-        "The method returns the last portion of a path, like basename.", "* `:` for POSIX", "* `;` for Windows",
+        "The method returns the last portion of a path, like basename.",
+        "* `:` for POSIX",
+        "* `;` for Windows",
     ]
     run_on = " ".join(f"w{i}" for i in range(130))
     assert [len(s.split()) for s in sentences(run_on)] == [60, 60, 10]
@@ -60,14 +74,23 @@ def test_no_sentences_no_evidence():
 
 
 def test_question_kinds():
-    for open_question in ("How does the adaptive stop decide when to stop iterating?",
-                          "Why is greedy decoding the default?", "Summarise the release notes",
-                          "What did we decide about the release?", "Explain the stability index.",
-                          "Describe raw mode."):
+    for open_question in (
+        "How does the adaptive stop decide when to stop iterating?",
+        "Why is greedy decoding the default?",
+        "Summarise the release notes",
+        "What did we decide about the release?",
+        "Explain the stability index.",
+        "Describe raw mode.",
+    ):
         assert question_kind(open_question) == OPEN, open_question
-    for factoid in ("Which file holds the settings?", "How many passages are retrieved?",
-                    "Who designed the tower?", "When was it built?", "How long is the delay?",
-                    "What is querystring.decode() an alias for?"):
+    for factoid in (
+        "Which file holds the settings?",
+        "How many passages are retrieved?",
+        "Who designed the tower?",
+        "When was it built?",
+        "How long is the delay?",
+        "What is querystring.decode() an alias for?",
+    ):
         assert question_kind(factoid) == FACTOID, factoid
 
 
@@ -75,8 +98,9 @@ def test_open_questions_get_numbered_passages_and_cited_demos():
     messages = demo_messages(OPEN)
     assert "[n]" in messages[0]["content"]
     assert all("[1]" in m["content"] for m in messages[1:])
-    prompt = build_prompt("How does it stop?", FOLDER[2:], count_tokens=lambda t: len(t.split()),
-                          budget=2000, kind=OPEN)
+    prompt = build_prompt(
+        "How does it stop?", FOLDER[2:], count_tokens=lambda t: len(t.split()), budget=2000, kind=OPEN
+    )
     assert "[1] Title: Adaptive stop Context:" in prompt.messages[-1]["content"]
     assert prompt.messages[-1]["content"].endswith("citing [n].")
     # The factoid prompt keeps the paper's layout.

@@ -15,8 +15,17 @@ P2 = Passage(9, "The tower is in Paris.", "Tower", "/docs/t.md", "", 0.5)
 def final(question: str = "Where was Eiffel born?") -> FinalAnswer:
     traces = (
         IterationTrace(1, question, (P2,), "It is in Paris. So the answer is Paris.", "Paris", 1.25),
-        IterationTrace(2, "draft\n" + question, (P1, P2), "Born in Dijon. So the answer is Dijon.", "Dijon", 2.5, 300, True,
-                       ("the question", "the draft + the question")),
+        IterationTrace(
+            2,
+            "draft\n" + question,
+            (P1, P2),
+            "Born in Dijon. So the answer is Dijon.",
+            "Dijon",
+            2.5,
+            300,
+            True,
+            ("the question", "the draft + the question"),
+        ),
     )
     return FinalAnswer(question, "Dijon", traces[-1].draft, (P1, P2), StopReason.CONVERGED, traces, 2)
 
@@ -95,14 +104,17 @@ def test_evidence_is_saved_shown_under_the_answer_and_exported():
     from iterretgen_tui.engine.loop.evidence import Evidence
 
     evidence = Evidence("Gustave Eiffel was born in Dijon.", 1, 7, "/docs/g.pdf", "p. 2", 0.7)
-    answered = replace(final(), evidence=evidence, iterations=tuple(
-        replace(t, evidence=evidence) for t in final().iterations))
+    answered = replace(
+        final(), evidence=evidence, iterations=tuple(replace(t, evidence=evidence) for t in final().iterations)
+    )
     store = history.History()
     cid = store.start("Where was Eiffel born?", "/docs")
     store.add_turn(cid, answered)
     assert store.get(cid).turns == (answered,)
     text = history.answer_markdown(answered)
-    assert text.index("**Answer:** Dijon") < text.index("**From your documents:** “Gustave Eiffel was born in Dijon.” **[1]** — `/docs/g.pdf (p. 2)`")
+    assert text.index("**Answer:** Dijon") < text.index(
+        "**From your documents:** “Gustave Eiffel was born in Dijon.” **[1]** — `/docs/g.pdf (p. 2)`"
+    )
     assert "From your documents" in history.to_markdown(store.get(cid))
     store.close()
 

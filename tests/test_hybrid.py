@@ -76,17 +76,25 @@ def test_the_iteration_pane_names_the_ranker():
 # Codes an embedding sees as near neighbours; only the asked one's passage words it differently.
 CODES = ["XQ-1447", "XQ-7441", "XQ-4147", "XQ-4714", "XQ-4741", "XQ-4417", "QX-4471"]
 COLOURS = ["red", "green", "black", "white", "grey", "orange", "yellow"]
-OTHER = ["Cheese is made from milk.", "The Eiffel Tower is in Paris.", "Mitochondria make energy for the cell.",
-         "The river floods every spring.", "Chess openings: the Sicilian defence."]
+OTHER = [
+    "Cheese is made from milk.",
+    "The Eiffel Tower is in Paris.",
+    "Mitochondria make energy for the cell.",
+    "The river floods every spring.",
+    "Chess openings: the Sicilian defence.",
+]
 
 
 @pytest.mark.slow
 def test_a_code_only_keyword_search_matches_is_found_by_hybrid_not_by_dense(tmp_path):
     from iterretgen_tui.engine.embedding.embedder import SentenceEmbedder
 
-    embedder = SentenceEmbedder(models.resolve_embedder(models.EMBEDDED_EMBEDDER), device="cpu",
-                                name="all-minilm-l6-v2")
-    corpus = [(code, "Spare parts", f"The gasket colour of part {code} is {colour}.") for code, colour in zip(CODES, COLOURS)]
+    embedder = SentenceEmbedder(
+        models.resolve_embedder(models.EMBEDDED_EMBEDDER), device="cpu", name="all-minilm-l6-v2"
+    )
+    corpus = [
+        (code, "Spare parts", f"The gasket colour of part {code} is {colour}.") for code, colour in zip(CODES, COLOURS)
+    ]
     corpus += [("XQ-4471", "Spare parts", "Part XQ-4471: the pump housing seal is supplied in blue.")]
     corpus += [(f"other{n}", text, text) for n, text in enumerate(OTHER)]
     index = PassageIndex.open(tmp_path / "index", embedder_identity=embedder.identity, dim=embedder.dim)

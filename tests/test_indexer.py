@@ -16,8 +16,8 @@ import pytest
 
 from iterretgen_tui import cli, paths
 from iterretgen_tui.engine.indexing import indexer
-from iterretgen_tui.engine.indexing.index import IndexLockedError, PassageIndex
 from iterretgen_tui.engine.indexing.chunking import ChunkOptions
+from iterretgen_tui.engine.indexing.index import IndexLockedError, PassageIndex
 from iterretgen_tui.engine.indexing.indexer import needs_sync, open_folder_index, sync_corpus, sync_folder, watch_folder
 
 from . import docfolder
@@ -198,7 +198,9 @@ def test_files_vanishing_during_a_run(tmp_path, emb, monkeypatch):
     report = sync_folder(folder, index, emb)
     assert (report.removed, report.added, report.indexed) == (1, 0, 1)
     assert [(Path(s.path).name, s.reason) for s in report.skipped] == [
-        ("b.txt", "vanished while being read"), ("c.txt", "vanished while being read")]
+        ("b.txt", "vanished while being read"),
+        ("c.txt", "vanished while being read"),
+    ]
     assert {Path(source).name for source, _, _ in all_passages(index)} == {"a.txt"}
     consistency(index.directory, index)
 
@@ -257,14 +259,26 @@ def test_cancel_keeps_the_committed_batches_and_a_rerun_finishes(tmp_path, emb, 
 
 
 def test_sync_corpus_is_one_passage_per_document_and_cached(emb):
-    docs = [("d1", "Paris", "Paris is the capital of France."), ("d2", "Rome", "Rome is in Italy."),
-            ("d3", "Empty", "  "), ("d1", "Dup", "a duplicate id")]
+    docs = [
+        ("d1", "Paris", "Paris is the capital of France."),
+        ("d2", "Rome", "Rome is in Italy."),
+        ("d3", "Empty", "  "),
+        ("d1", "Dup", "a duplicate id"),
+    ]
     index = PassageIndex.open(paths.data_dir() / "corpus", embedder_identity=emb.identity, dim=emb.dim)
     report = sync_corpus(index, docs, emb)
     assert (report.added, report.indexed, len(index)) == (2, 2, 2)
-    assert sorted((s.path, s.reason) for s in report.skipped) == [("d1", "duplicate document id"), ("d3", "empty document")]
+    assert sorted((s.path, s.reason) for s in report.skipped) == [
+        ("d1", "duplicate document id"),
+        ("d3", "empty document"),
+    ]
     [top] = index.search(emb.embed_queries(["capital of France"]), 1)
-    assert (top[0].source, top[0].title, top[0].text, top[0].location) == ("d1", "Paris", "Paris is the capital of France.", "")
+    assert (top[0].source, top[0].title, top[0].text, top[0].location) == (
+        "d1",
+        "Paris",
+        "Paris is the capital of France.",
+        "",
+    )
     emb.calls.clear()
     report = sync_corpus(index, docs, emb)
     assert emb.calls == [] and report.unchanged == 2
@@ -531,7 +545,9 @@ def test_cli_no_wait_exits_clearly_when_locked(tmp_path, capsys, fake_embedder):
 def test_index_command_with_the_real_embedder_builds_the_index_ask_uses(docs):
     result = subprocess.run(
         [sys.executable, "-m", "iterretgen_tui", "index", str(docs), "--json", "--device", "cpu"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr
     files = json.loads(result.stdout)["files"]

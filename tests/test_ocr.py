@@ -192,15 +192,20 @@ def test_progress_counts_pages_and_a_cancel_stops_between_pages(tmp_path, emb):
 
     index, report = sync(folder, emb, cancel=cancel, progress=progress)
     assert report.cancelled and report.ocr_pages == 1
-    assert (0, 3) in seen and (1, 2) in seen and "1 pages OCR'd, 2 to go in this file" in [
-        indexer.IndexProgress(0, 1, 0, 0.0, None, "", d, left).ocr_note for d, left in seen
-    ]
+    assert (
+        (0, 3) in seen
+        and (1, 2) in seen
+        and "1 pages OCR'd, 2 to go in this file"
+        in [indexer.IndexProgress(0, 1, 0, 0.0, None, "", d, left).ocr_note for d, left in seen]
+    )
     assert index.files() == {} and len(index) == 0, "a file cut short is not kept"
     seen.clear()
     report = sync_folder(folder, index, emb, progress=progress)
     assert report.added == 1 and report.ocr_pages == 3 and (3, 0) in seen
     assert sorted(top(index, emb, f"page number {n}").location for n in (1, 2, 3)) == [
-        "p. 1, OCR", "p. 2, OCR", "p. 3, OCR"
+        "p. 1, OCR",
+        "p. 2, OCR",
+        "p. 3, OCR",
     ]
 
 
@@ -217,9 +222,7 @@ def test_a_first_run_cut_short_does_not_make_the_next_one_ocr_again(tmp_path, em
     assert (report.unchanged, report.added, report.ocr_pages) == (1, 1, 1) and len(reads) == 2
 
 
-def test_ocr_off_skips_images_with_a_reason_and_turning_it_on_reads_only_pdfs_and_images(
-    tmp_path, emb, monkeypatch
-):
+def test_ocr_off_skips_images_with_a_reason_and_turning_it_on_reads_only_pdfs_and_images(tmp_path, emb, monkeypatch):
     folder = tmp_path / "docs"
     folder.mkdir()
     page(["The heron nests by the lake"]).save(folder / "photo.jpg")
@@ -251,6 +254,7 @@ def test_the_setting_is_validated():
 
 def huge_png(width: int, height: int) -> bytes:
     """A valid white 1-bit PNG of any size, written row by row (the pixels never exist)."""
+
     def chunk(kind: bytes, body: bytes) -> bytes:
         return len(body).to_bytes(4, "big") + kind + body + zlib.crc32(kind + body).to_bytes(4, "big")
 

@@ -10,10 +10,10 @@ import pytest
 
 from iterretgen_tui import config, models, paths
 from iterretgen_tui.engine.embedding import onnx_export, openvino_quantize
-from iterretgen_tui.engine.embedding.embedder import SentenceEmbedder
-from iterretgen_tui.engine.indexing.indexer import open_folder_index
 from iterretgen_tui.engine.embedding.backends import fixed_backend
+from iterretgen_tui.engine.embedding.embedder import SentenceEmbedder
 from iterretgen_tui.engine.embedding.onnx_embedder import OnnxEmbedder
+from iterretgen_tui.engine.indexing.indexer import open_folder_index
 from iterretgen_tui.session import Session
 
 pytestmark = pytest.mark.slow
@@ -89,8 +89,10 @@ def test_nncf_sends_no_telemetry():
     import sys
 
     env = {k: v for k, v in os.environ.items() if k not in ("NNCF_CI", "NNCF_DEV", "CI")}
-    code = ("from iterretgen_tui.engine.embedding.openvino_quantize import import_nncf; import_nncf(); "
-            "from nncf.telemetry import wrapper; print(isinstance(wrapper.telemetry, wrapper.NNCFTelemetryStub))")
+    code = (
+        "from iterretgen_tui.engine.embedding.openvino_quantize import import_nncf; import_nncf(); "
+        "from nncf.telemetry import wrapper; print(isinstance(wrapper.telemetry, wrapper.NNCFTelemetryStub))"
+    )
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "True"
 

@@ -1,5 +1,5 @@
-from iterretgen_tui.engine.loop.prompts import DEMOS, demo_messages, extract_answer, knowledge_line
 from iterretgen_tui.engine.loop.answers import normalize_answer, token_f1
+from iterretgen_tui.engine.loop.prompts import DEMOS, demo_messages, extract_answer, knowledge_line
 
 
 def test_extracts_last_so_the_answer_is():

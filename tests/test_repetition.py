@@ -50,8 +50,10 @@ def test_short_sentences_may_repeat_twice_but_not_three_times():
 
 
 def test_a_draft_that_does_not_repeat_itself_passes_whole():
-    draft = ("Gustave Eiffel built the tower. Gustave Eiffel was born in Dijon in 1832. "
-             "The tower stands in Paris. So the answer is Dijon.")
+    draft = (
+        "Gustave Eiffel built the tower. Gustave Eiffel was born in Dijon in 1832. "
+        "The tower stands in Paris. So the answer is Dijon."
+    )
     guard, generator = guarded(draft)
     assert not guard.looped and guard.kept == draft
     assert generator.tokens_emitted == len(draft.split())

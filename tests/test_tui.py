@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from textual.widgets import Input, Markdown, OptionList, Select, Static
+
 from iterretgen_tui import config
 from iterretgen_tui.engine.loop.events import StopReason
 from iterretgen_tui.engine.loop.options import LoopOptions
@@ -10,7 +12,6 @@ from iterretgen_tui.ui.conversation import AnswerView
 from iterretgen_tui.ui.iterations import IterationPane
 from iterretgen_tui.ui.screens.passage import PassageScreen
 from iterretgen_tui.ui.screens.settings import SettingsScreen
-from textual.widgets import Input, Markdown, OptionList, Select, Static
 
 from .tui_support import DRAFTS, QUESTION, FakeSession, HeldGenerator, make_app, pilot_test, wait_for
 
@@ -99,8 +100,17 @@ async def test_question_streams_each_iteration_then_the_cited_answer(tmp_path):
         assert "converged at iteration 3" in status_text(app)
         assert "per iteration:" in status_text(app)
         assert sessions[0].asked == [
-            (QUESTION, LoopOptions(iterations=3, top_k=2, adaptive=True, keep_passages=False,
-                                   query_mode="draft", max_tokens=app.settings.max_tokens))
+            (
+                QUESTION,
+                LoopOptions(
+                    iterations=3,
+                    top_k=2,
+                    adaptive=True,
+                    keep_passages=False,
+                    query_mode="draft",
+                    max_tokens=app.settings.max_tokens,
+                ),
+            )
         ]
 
 
@@ -355,8 +365,15 @@ async def test_the_evidence_is_shown_under_the_answer(tmp_path):
 async def test_no_answer_found_is_said_plainly_and_the_evidence_leads(tmp_path):
     # The model reasons without ever stating an answer, and has none when asked.
     generator = HeldGenerator(["Gustave Eiffel was an engineer of great renown.", ""])
-    settings = config.Settings(llm="scripted-llm", embedder="hash-embedder", device="cpu",
-                               iterations=1, top_k=2, query_mode="draft", keep_passages=False)
+    settings = config.Settings(
+        llm="scripted-llm",
+        embedder="hash-embedder",
+        device="cpu",
+        iterations=1,
+        top_k=2,
+        query_mode="draft",
+        keep_passages=False,
+    )
     app, _ = make_app(tmp_path, settings, generator=generator)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, app.ready.is_set)

@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from iterretgen_tui.engine.loop.events import IterationStarted, QueryFormed, Token
-from iterretgen_tui.ui.driver import Abandoned, Tokens, Feed, abandonable, pump
+from iterretgen_tui.ui.driver import Abandoned, Feed, Tokens, abandonable, pump
 
 
 def test_consecutive_tokens_of_one_iteration_become_one_chunk_in_order():

@@ -26,7 +26,9 @@ async def test_real_models_answer_with_two_iterations_and_file_sources(tmp_path)
     for name, text in NOTES.items():
         (folder / name).write_text(text, "utf-8")
     # Adaptive stop off: the tiny model must still show the second iteration.
-    settings = replace(Settings(), llm="smollm2-135m", device="cpu", iterations=2, adaptive=False, top_k=2, max_tokens=48)
+    settings = replace(
+        Settings(), llm="smollm2-135m", device="cpu", iterations=2, adaptive=False, top_k=2, max_tokens=48
+    )
     app = ChatApp(settings, folder, make_session)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, app.ready.is_set, timeout=300)

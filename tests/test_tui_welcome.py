@@ -18,10 +18,17 @@ from iterretgen_tui.ui.screens.passage import PassageScreen
 from iterretgen_tui.ui.welcome import Welcome
 
 from .test_tui import SIZE, answered, answers, ask_and_wait, status_text
-from .tui_support import CORPUS, DRAFTS, make_app, pilot_test, wait_for
+from .tui_support import CORPUS, make_app, pilot_test, wait_for
 
-DEMO = Settings(llm="smollm2-135m", embedder="hash-embedder", device="cpu", iterations=3, top_k=2,
-                query_mode="draft", keep_passages=True)
+DEMO = Settings(
+    llm="smollm2-135m",
+    embedder="hash-embedder",
+    device="cpu",
+    iterations=3,
+    top_k=2,
+    query_mode="draft",
+    keep_passages=True,
+)
 DEVICES = {"llm": "cpu", "embedder": "cpu", "summary": "llm cpu · embedder cpu", "problems": []}
 
 
@@ -113,8 +120,10 @@ async def test_each_pane_marks_new_found_again_and_carried_passages_with_their_s
         await ask_and_wait(pilot)
         first, second = labels(app, 1), labels(app, 2)
         assert all(" new " in label and "new · via the question" in label for label in first)
-        assert any(" again " in label and "found again (first in 1) · via the draft + the question" in label
-                   for label in second)
+        assert any(
+            " again " in label and "found again (first in 1) · via the draft + the question" in label
+            for label in second
+        )
         assert any(" kept " in label and "carried from iteration 1" in label for label in second)
         # A past answer's panes, rebuilt from its trace, carry the same marks.
         await pilot.press("ctrl+n")
@@ -346,7 +355,9 @@ async def test_a_pull_against_the_stand_in_hub_lands_and_can_be_used(tmp_path, m
             await wait_for(pilot, lambda: "can be reached" in str(screen.query_one("#hub-line", Static).render()))
             select(screen, "tiny-llm")
             await pilot.press("enter")
-            await wait_for(pilot, lambda: "press Enter to switch" in str(screen.query_one("#pull-status", Static).render()))
+            await wait_for(
+                pilot, lambda: "press Enter to switch" in str(screen.query_one("#pull-status", Static).render())
+            )
             assert (paths.models_dir() / "tiny-llm" / "tiny.gguf").read_bytes() == pulls.GGUF
             await pilot.press("enter")
             await wait_for(pilot, lambda: len(sessions) == 2)

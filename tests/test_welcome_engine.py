@@ -19,7 +19,9 @@ def test_a_heading_becomes_a_question():
     assert question_for("FAQ › Why is it slow?") == "Why is it slow?"
     assert question_for("Gustave Eiffel") == "What do the documents say about Gustave Eiffel?"
     assert question_for("The chat window › What you see") == "What does The chat window say about what you see?"
-    assert question_for("Does iterating pay off? Measured › End to end") == "What do the documents say about end to end?"
+    assert (
+        question_for("Does iterating pay off? Measured › End to end") == "What do the documents say about end to end?"
+    )
 
 
 def test_examples_take_the_biggest_sections_one_per_file_and_skip_file_names():
@@ -49,10 +51,12 @@ def _update(path, title, texts, dim=4):
 def test_the_index_lists_its_largest_sections_and_the_records_asked_for(tmp_path):
     with PassageIndex.open(tmp_path / "index", embedder_identity="e", dim=4) as index:
         with index.lock():
-            index.commit([
-                _update("/d/a.md", "A › Setup", ["one", "two"]),
-                _update("/d/b.md", "B › Usage", ["three", "four", "five"]),
-            ])
+            index.commit(
+                [
+                    _update("/d/a.md", "A › Setup", ["one", "two"]),
+                    _update("/d/b.md", "B › Usage", ["three", "four", "five"]),
+                ]
+            )
         assert index.headings() == [("B › Usage", "/d/b.md", 3), ("A › Setup", "/d/a.md", 2)]
         assert set(index.file_records(["/d/a.md", "/nowhere.md"])) == {"/d/a.md"}
 

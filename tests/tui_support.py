@@ -8,8 +8,8 @@ import functools
 import os
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from iterretgen_tui.config import Settings
 from iterretgen_tui.engine.indexing.index import FileRecord
@@ -23,7 +23,13 @@ from iterretgen_tui.ui.app import ChatApp
 from .fakes import HashEmbedder, ListIndex, ScriptedGenerator
 
 CORPUS = [
-    Passage(1, "The Eiffel Tower stands in Paris and was built by Gustave Eiffel.", "Eiffel Tower", "docs/eiffel.md", "lines 1-4"),
+    Passage(
+        1,
+        "The Eiffel Tower stands in Paris and was built by Gustave Eiffel.",
+        "Eiffel Tower",
+        "docs/eiffel.md",
+        "lines 1-4",
+    ),
     Passage(2, "Gustave Eiffel was born in Dijon in 1832.", "Gustave Eiffel", "docs/gustave.pdf", "p. 2"),
     Passage(3, "Dijon is famous for its mustard.", "Dijon", "docs/dijon.txt", "lines 8-9"),
     Passage(4, "Paris is the capital of France.", "France", "docs/france.md", "lines 1-3"),
@@ -151,8 +157,15 @@ def make_app(
 
     folder = folder or tmp_path / "docs"
     # The scripted drafts tell the paper's story: iteration 2 retrieves with the draft alone.
-    settings = settings or Settings(llm="scripted-llm", embedder="hash-embedder", device="cpu",
-                                    iterations=3, top_k=2, query_mode="draft", keep_passages=False)
+    settings = settings or Settings(
+        llm="scripted-llm",
+        embedder="hash-embedder",
+        device="cpu",
+        iterations=3,
+        top_k=2,
+        query_mode="draft",
+        keep_passages=False,
+    )
     return ChatApp(settings, folder, factory), sessions
 
 

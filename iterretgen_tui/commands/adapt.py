@@ -17,27 +17,46 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import models, paths
-from ..models.catalogue import is_name
 from ..cli import UserError, add_model_flags, settings_from
+from ..models.catalogue import is_name
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("datasets", type=Path, nargs="*", metavar="DATASET_DIR",
-                        help="datasets whose questions to train on (corpus.jsonl, queries.jsonl)")
-    parser.add_argument("--drafts", type=Path, action="append", default=[], metavar="RECORDS.jsonl",
-                        help="`eval` records holding iteration-1 drafts (repeatable); "
-                             "questions without one are drafted now (slow)")
-    parser.add_argument("--only-drafted", action="store_true", dest="only_drafted",
-                        help="train only on questions that have drafts in --drafts (run no LLM)")
+    parser.add_argument(
+        "datasets",
+        type=Path,
+        nargs="*",
+        metavar="DATASET_DIR",
+        help="datasets whose questions to train on (corpus.jsonl, queries.jsonl)",
+    )
+    parser.add_argument(
+        "--drafts",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="RECORDS.jsonl",
+        help="`eval` records holding iteration-1 drafts (repeatable); questions without one are drafted now (slow)",
+    )
+    parser.add_argument(
+        "--only-drafted",
+        action="store_true",
+        dest="only_drafted",
+        help="train only on questions that have drafts in --drafts (run no LLM)",
+    )
     parser.add_argument("--folder", type=Path, help="also train on the questions asked about this folder in the TUI")
-    parser.add_argument("--teacher", default="bi-encoder", metavar="bi-encoder|cross-encoder:PATH",
-                        help="who scores passages for y1 || q (default: the embedder itself)")
+    parser.add_argument(
+        "--teacher",
+        default="bi-encoder",
+        metavar="bi-encoder|cross-encoder:PATH",
+        help="who scores passages for y1 || q (default: the embedder itself)",
+    )
     parser.add_argument("--steps", type=int, default=300, help="training steps (default 300)")
     parser.add_argument("--batch-size", type=int, default=16, dest="batch_size", help="questions per step")
     parser.add_argument("--lr", type=float, default=2e-5, help="AdamW learning rate")
     parser.add_argument("--tau", type=float, default=0.05, help="softmax temperature of both sides")
-    parser.add_argument("--candidates", type=int, default=20, metavar="N",
-                        help="top-N for y1 || q plus top-N for q, per question")
+    parser.add_argument(
+        "--candidates", type=int, default=20, metavar="N", help="top-N for y1 || q plus top-N for q, per question"
+    )
     parser.add_argument("--out", metavar="NAME", help="the adapted encoder's name (default: from the embedder)")
     add_model_flags(parser)
 
@@ -81,34 +100,48 @@ def execute(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     base = settings.query_encoder or settings.embedder
-    student = SentenceTransformer(str(models.resolve_embedder(base)), device=session.embedder.device,
-                                  local_files_only=True)
+    student = SentenceTransformer(
+        str(models.resolve_embedder(base)), device=session.embedder.device, local_files_only=True
+    )
     config = adapt.TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr, tau=args.tau)
     say(f"training on {len(candidates)} questions, teacher {teacher.name}")
     started = time.perf_counter()
     # The bar only on a terminal; the log lines every 50 steps serve logs of background runs.
-    with tqdm(total=config.steps, desc="adapt", unit="step", file=sys.stderr,
-              disable=not sys.stderr.isatty()) as bar:
+    with tqdm(total=config.steps, desc="adapt", unit="step", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+
         def on_step(step: int, loss: float) -> None:
             bar.update(1)
             bar.set_postfix(loss=f"{loss:.4f}", refresh=False)
             if step % 50 == 0 or step == config.steps:
                 bar.write(f"step {step}: loss {loss:.4f}", file=sys.stderr)
 
-        losses = adapt.distill(student, candidates, config, normalize=session.embedder.metric == "cosine",
-                               on_step=on_step)
+        losses = adapt.distill(
+            student, candidates, config, normalize=session.embedder.metric == "cosine", on_step=on_step
+        )
     seconds = time.perf_counter() - started
     initial, final = adapt.summary_loss(losses)
     manifest = adapt.Manifest(
-        name=name, base=base, embedder=settings.embedder, sources=sources, questions=len(candidates),
-        steps=config.steps, batch_size=config.batch_size, lr=config.lr, tau=config.tau,
-        teacher=teacher.name, candidates=args.candidates, final_loss=round(final, 6),
-        initial_loss=round(initial, 6), seconds=round(seconds, 1),
+        name=name,
+        base=base,
+        embedder=settings.embedder,
+        sources=sources,
+        questions=len(candidates),
+        steps=config.steps,
+        batch_size=config.batch_size,
+        lr=config.lr,
+        tau=config.tau,
+        teacher=teacher.name,
+        candidates=args.candidates,
+        final_loss=round(final, 6),
+        initial_loss=round(initial, 6),
+        seconds=round(seconds, 1),
     )
     folder = adapt.save_adapted(student, paths.adapted_dir() / name, manifest, losses)
     say(f"loss {initial:.4f} -> {final:.4f} in {seconds:.0f} s; loss curve: {folder / 'loss.png'}")
-    print(f"adapted query encoder {name}: {folder}\nuse it with --query-encoder {name} "
-          f"(or query_encoder = \"{name}\" in {paths.config_file()})")
+    print(
+        f"adapted query encoder {name}: {folder}\nuse it with --query-encoder {name} "
+        f'(or query_encoder = "{name}" in {paths.config_file()})'
+    )
     return 0
 
 
@@ -165,8 +198,11 @@ def _dataset_examples(directory: Path, drafts: dict[str, dict], session, say, *,
                 session.load_models(say)
             progress = Progress(len(missing))
             for question in missing:
-                log.append(evaluate.evaluate_question(
-                    question, retriever=retriever, generator=session.generator, options=options))
+                log.append(
+                    evaluate.evaluate_question(
+                        question, retriever=retriever, generator=session.generator, options=options
+                    )
+                )
                 progress.step()
         known = {**drafts_from_records(records_path)[1], **known}
     examples = [known[q.id] for q in dataset.questions if q.id in known]
@@ -177,8 +213,8 @@ def _dataset_examples(directory: Path, drafts: dict[str, dict], session, say, *,
 def _history_examples(folder: Path, session, say):
     """Questions asked about ``folder`` in the TUI, each with its first iteration's draft."""
     from ..engine.evaluation.adapt import Example
-    from ..history import History
     from ..engine.indexing.documents import check_folder
+    from ..history import History
 
     folder = check_folder(folder)
     session.open_folder(folder, on_wait=say)

@@ -70,8 +70,16 @@ def execute(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     if args.json:
         weak = weakness(final)
-        print(json.dumps({**final_to_dict(final), "weakness": weak.value if weak else None,  # looped, no_answer, unsupported
-                          "seconds": round(seconds, 3)}, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    **final_to_dict(final),
+                    "weakness": weak.value if weak else None,  # looped, no_answer, unsupported
+                    "seconds": round(seconds, 3),
+                },
+                ensure_ascii=False,
+            )
+        )
         return 0
     say(final.stop_reason.describe(final.stopped_at))
     print(readable_answer(final))
@@ -83,12 +91,14 @@ def execute(args: argparse.Namespace) -> int:
 def readable_answer(final: FinalAnswer) -> str:
     """The answer, then the evidence; a weak answer is said to be weak, evidence first."""
     evidence = (
-        f"From your documents: \"{final.evidence.text}\" [{final.evidence.n}]"
-        if final.evidence else "From your documents: nothing relevant found."
+        f'From your documents: "{final.evidence.text}" [{final.evidence.n}]'
+        if final.evidence
+        else "From your documents: nothing relevant found."
     )
     weak = weakness(final)
     if weak is None:
         return f"\n{final.answer}\n\n{evidence}\n"
-    stated = (f"\nThe model's answer (unverified): {final.answer}"
-              if final.iterations and final.iterations[-1].stated else "")
+    stated = (
+        f"\nThe model's answer (unverified): {final.answer}" if final.iterations and final.iterations[-1].stated else ""
+    )
     return f"\n{weak.message()}\n{evidence}{stated}\n"

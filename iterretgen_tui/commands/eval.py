@@ -20,23 +20,36 @@ from ..cli import UserError, add_loop_flags, add_model_flags, settings_from
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dataset", type=Path, metavar="DATASET_DIR",
-                        help="folder with corpus.jsonl, queries.jsonl, qrels.tsv")
-    parser.add_argument("--iterations", default="1,2,3", type=_iterations, metavar="1,2,3",
-                        help="iterations to score, e.g. 1,2,3 (one run to the largest scores all)")
+    parser.add_argument(
+        "dataset", type=Path, metavar="DATASET_DIR", help="folder with corpus.jsonl, queries.jsonl, qrels.tsv"
+    )
+    parser.add_argument(
+        "--iterations",
+        default="1,2,3",
+        type=_iterations,
+        metavar="1,2,3",
+        help="iterations to score, e.g. 1,2,3 (one run to the largest scores all)",
+    )
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N questions")
     parser.add_argument("--top-k", type=int, dest="top_k", metavar="K", help="passages per retrieval")
     parser.add_argument("--judge", action="store_true", help="also score Acc† with an LLM judge")
     parser.add_argument("--judge-llm", metavar="PATH", help="the judge's GGUF model (default: the chat model)")
-    parser.add_argument("--out", type=Path, metavar="FILE", help="results JSON; records (.jsonl) and plot (.png) beside it")
-    parser.add_argument("--draft-source", choices=["model", "gold"], default="model",
-                        help="gold: form the next query from the gold answer (retrieval ceiling)")
-    parser.add_argument("--no-adaptive", action="store_true",
-                        help="do not report the adaptive-stop run")
+    parser.add_argument(
+        "--out", type=Path, metavar="FILE", help="results JSON; records (.jsonl) and plot (.png) beside it"
+    )
+    parser.add_argument(
+        "--draft-source",
+        choices=["model", "gold"],
+        default="model",
+        help="gold: form the next query from the gold answer (retrieval ceiling)",
+    )
+    parser.add_argument("--no-adaptive", action="store_true", help="do not report the adaptive-stop run")
     add_loop_flags(parser)
-    parser.add_argument("--no-replay", action="store_true",
-                        help="generate every prompt anew instead of replaying identical "
-                             "prompts' greedy generations from earlier runs")
+    parser.add_argument(
+        "--no-replay",
+        action="store_true",
+        help="generate every prompt anew instead of replaying identical prompts' greedy generations from earlier runs",
+    )
     add_model_flags(parser)
 
 
@@ -68,10 +81,11 @@ class Progress:
             rate = self.fresh / (now - self.started)
             eta = (self.total - self.done) / rate if rate else 0
             filled = int(24 * self.done / self.total)
-            line = (f"[{'#' * filled}{'.' * (24 - filled)}] {self.done}/{self.total} questions"
-                    f"  {60 * rate:.1f}/min  ETA {int(eta // 60)}m{int(eta % 60):02d}s")
-            print(("\r" if self.tty else "") + line, end="" if self.tty else "\n",
-                  file=sys.stderr, flush=True)
+            line = (
+                f"[{'#' * filled}{'.' * (24 - filled)}] {self.done}/{self.total} questions"
+                f"  {60 * rate:.1f}/min  ETA {int(eta // 60)}m{int(eta % 60):02d}s"
+            )
+            print(("\r" if self.tty else "") + line, end="" if self.tty else "\n", file=sys.stderr, flush=True)
             if self.tty and self.done == self.total:
                 print(file=sys.stderr)
 
@@ -102,8 +116,7 @@ def open_dataset_index(dataset, embedder, say):
             say(f"indexing {dataset.name}: {p.files_done}/{p.files_total} documents")
 
     report = sync_corpus(index, dataset.corpus(), embedder, progress=progress)
-    say(f"index of {dataset.name}: {report.passages} passages, "
-        f"{report.embedded} embedded now ({report.seconds:.0f} s)")
+    say(f"index of {dataset.name}: {report.passages} passages, {report.embedded} embedded now ({report.seconds:.0f} s)")
     return index
 
 
@@ -113,14 +126,20 @@ def run_config(dataset, settings, options, *, draft_source: str = "model", judge
     loop = asdict(options)
     del loop["adaptive"]
     return {
-        "dataset": dataset.name, "directory": str(dataset.directory),
-        "llm": settings.llm, "embedder": settings.embedder,
-        "query_encoder": settings.query_encoder, "embed_backend": settings.embed_backend,
-        "n_ctx": settings.n_ctx, "retrieval": settings.retrieval, **loop,
+        "dataset": dataset.name,
+        "directory": str(dataset.directory),
+        "llm": settings.llm,
+        "embedder": settings.embedder,
+        "query_encoder": settings.query_encoder,
+        "embed_backend": settings.embed_backend,
+        "n_ctx": settings.n_ctx,
+        "retrieval": settings.retrieval,
+        **loop,
         "draft_source": draft_source,
         "judge_llm": judge_llm,
         # issue 17: decoding penalties change every draft
-        "repeat_penalty": settings.repeat_penalty, "presence_penalty": settings.presence_penalty,
+        "repeat_penalty": settings.repeat_penalty,
+        "presence_penalty": settings.presence_penalty,
     }
 
 
@@ -153,8 +172,13 @@ def execute(args: argparse.Namespace) -> int:
     settings = settings_from(args, top_k=args.top_k)
     questions = dataset.questions[: args.limit]
     options = replace(settings.loop, iterations=max(args.iterations))
-    config = run_config(dataset, settings, options, draft_source=args.draft_source,
-                        judge_llm=(args.judge_llm or settings.llm) if args.judge else None)
+    config = run_config(
+        dataset,
+        settings,
+        options,
+        draft_source=args.draft_source,
+        judge_llm=(args.judge_llm or settings.llm) if args.judge else None,
+    )
     out, records_path, plot_path = output_paths(args.out, config)
 
     def say(message: str) -> None:
@@ -168,9 +192,15 @@ def execute(args: argparse.Namespace) -> int:
     retriever = retrievers[settings.retrieval]
     started = time.perf_counter()
     compared = evaluate.compare_retrieval(questions, retrievers, base="dense", top_k=settings.top_k)
-    summary = {"dataset": dataset.name, "n": len(questions), "iterations": [],
-               "adaptive": None, "differences": {},
-               "retrieval": compared["settings"][settings.retrieval], "retrieval_settings": compared}
+    summary = {
+        "dataset": dataset.name,
+        "n": len(questions),
+        "iterations": [],
+        "adaptive": None,
+        "differences": {},
+        "retrieval": compared["settings"][settings.retrieval],
+        "retrieval_settings": compared,
+    }
     seconds = time.perf_counter() - started
     if dataset.has_answers:
         log = evaluate.RecordLog(records_path, config)
@@ -180,17 +210,24 @@ def execute(args: argparse.Namespace) -> int:
         progress = Progress(len(questions), len(questions) - len(todo))
         generator = session.generator if args.no_replay else _replaying(session.generator)
         for question in todo:
-            log.append(evaluate.evaluate_question(
-                question, retriever=retriever, generator=generator, options=options,
-                gold_draft=args.draft_source == "gold", judge_with=judge_with,
-            ))
+            log.append(
+                evaluate.evaluate_question(
+                    question,
+                    retriever=retriever,
+                    generator=generator,
+                    options=options,
+                    gold_draft=args.draft_source == "gold",
+                    judge_with=judge_with,
+                )
+            )
             progress.step()
         records = [log.records[q.id] for q in questions]
         summary["iterations"] = evaluate.summarize(records, args.iterations, judged=args.judge)
         if not args.no_adaptive:
             summary["adaptive"] = evaluate.summarize_adaptive(records, judged=args.judge)
         summary["differences"] = evaluate.differences(
-            records, args.iterations, judged=args.judge, adaptive=not args.no_adaptive)
+            records, args.iterations, judged=args.judge, adaptive=not args.no_adaptive
+        )
         # Summed over the records, so a resumed run counts its earlier parts too.
         seconds += sum(r["seconds"] for r in records)
     summary["seconds"] = round(seconds, 3)
@@ -215,5 +252,4 @@ def _judge(args, session):
     from ..engine.loop.generator import LlamaGenerator
     from ..models import resolve_llm
 
-    return LlamaGenerator(resolve_llm(args.judge_llm), n_ctx=session.settings.n_ctx,
-                          device=session.settings.device)
+    return LlamaGenerator(resolve_llm(args.judge_llm), n_ctx=session.settings.n_ctx, device=session.settings.device)

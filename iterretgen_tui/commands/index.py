@@ -8,9 +8,10 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import TextIO
 
 from ..cli import add_model_flags, settings_from
 from ..engine.indexing.indexer import IndexProgress, IndexReport
@@ -31,9 +32,9 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
+    from ..engine.indexing.documents import check_folder
     from ..engine.indexing.indexer import open_folder_index, sync_folder, watch_folder
     from ..session import Session
-    from ..engine.indexing.documents import check_folder
 
     folder = check_folder(args.folder)
     settings = settings_from(args)

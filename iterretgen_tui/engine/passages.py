@@ -17,7 +17,7 @@ class Passage:
     # "" where dense retrieval alone ran.
     ranker: str = ""
 
-    def with_score(self, score: float) -> "Passage":
+    def with_score(self, score: float) -> Passage:
         return replace(self, score=float(score))
 
     @property

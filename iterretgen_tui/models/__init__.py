@@ -13,10 +13,11 @@ import importlib.util
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
 from .. import paths
+from ..engine.errors import IterRetGenError
 from . import catalogue
 from .catalogue import CHAT_KINDS, Entry
-from ..engine.errors import IterRetGenError
 
 EMBEDDED_LLM = "smollm2-135m"
 EMBEDDED_EMBEDDER = "all-minilm-l6-v2"
@@ -126,8 +127,7 @@ def _by_name(name: str, kinds: tuple[str, ...]) -> Path | None:
         return embedded_path(entry)
     if record is None:
         raise ModelError(
-            f"{name} is not downloaded yet (about {entry.size_mb} MB): "
-            f"run `iterretgen-chat models pull {name}`"
+            f"{name} is not downloaded yet (about {entry.size_mb} MB): run `iterretgen-chat models pull {name}`"
         )
     return record.path
 
@@ -135,8 +135,7 @@ def _by_name(name: str, kinds: tuple[str, ...]) -> Path | None:
 def _not_a_name(name_or_path: str, what: str) -> ModelError:
     if catalogue.is_name(name_or_path):
         return ModelError(
-            f"unknown model {name_or_path!r}: neither a catalogue name "
-            f"(see `iterretgen-chat models list`) nor {what}"
+            f"unknown model {name_or_path!r}: neither a catalogue name (see `iterretgen-chat models list`) nor {what}"
         )
     return ModelError(f"{what} not found: {name_or_path}")
 
@@ -165,8 +164,10 @@ def choose_reader(name_or_path: str, *, fallback: bool) -> Reader:
     at once; without it (evaluation, whose records are keyed by the name) it is an error."""
     if fallback and name_or_path == DEFAULT_LLM and pulled(DEFAULT_LLM) is None:
         size = catalogue.load()[DEFAULT_LLM].size_mb
-        note = (f"reading with {EMBEDDED_LLM}: the default reader {DEFAULT_LLM} is not downloaded yet "
-                f"(about {size / 1000:.1f} GB): run `iterretgen-chat models pull {DEFAULT_LLM}` or `make models`")
+        note = (
+            f"reading with {EMBEDDED_LLM}: the default reader {DEFAULT_LLM} is not downloaded yet "
+            f"(about {size / 1000:.1f} GB): run `iterretgen-chat models pull {DEFAULT_LLM}` or `make models`"
+        )
         return Reader(EMBEDDED_LLM, resolve_llm(EMBEDDED_LLM), note)
     return Reader(name_or_path, resolve_llm(name_or_path))
 

@@ -7,11 +7,13 @@ the wheel. ``validate`` checks every entry and reports all problems at once.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
+
+import tomllib
+
 from ..engine.errors import IterRetGenError
 
 KINDS = ("llm", "embedder", "judge")
@@ -23,8 +25,21 @@ _NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _REQUIRED = ("name", "kind", "description", "size_mb")
 _OPTIONAL = (
-    "package", "path", "repo", "revision", "files", "checksums", "context_length",
-    "chat_format", "metric", "pooling", "dimensions", "license", "origin", "notes", "split",
+    "package",
+    "path",
+    "repo",
+    "revision",
+    "files",
+    "checksums",
+    "context_length",
+    "chat_format",
+    "metric",
+    "pooling",
+    "dimensions",
+    "license",
+    "origin",
+    "notes",
+    "split",
 )
 _SPLIT_KEYS = {"packages": str, "version": str, "parts": int, "member": str, "size": int}
 
@@ -137,8 +152,11 @@ def _split_problems(raw: dict[str, Any], where: str) -> list[str]:
     split, files = raw["split"], raw.get("files", [])
     if not isinstance(split, dict):
         return [f"{where}: split must be a table"]
-    problems = [f"{where}: split needs {key} ({kind.__name__})" for key, kind in _SPLIT_KEYS.items()
-                if not isinstance(split.get(key), kind)]
+    problems = [
+        f"{where}: split needs {key} ({kind.__name__})"
+        for key, kind in _SPLIT_KEYS.items()
+        if not isinstance(split.get(key), kind)
+    ]
     problems += [f"{where}: unknown split key {key!r}" for key in split if key not in _SPLIT_KEYS]
     if problems:
         return problems
@@ -166,7 +184,9 @@ def validate(data: dict[str, Any]) -> dict[str, Entry]:
     if problems:
         raise CatalogueError("invalid model catalogue:\n  " + "\n  ".join(problems))
     entries = [
-        Entry(**{**raw, "files": tuple(raw.get("files", ())), "split": Split(**raw["split"]) if "split" in raw else None})
+        Entry(
+            **{**raw, "files": tuple(raw.get("files", ())), "split": Split(**raw["split"]) if "split" in raw else None}
+        )
         for raw in models
     ]
     return {entry.name: entry for entry in entries}

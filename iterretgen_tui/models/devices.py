@@ -8,7 +8,7 @@ compiled with a GPU backend, sentence-transformers uses CUDA only when torch has
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..engine.errors import DeviceUnavailable
 

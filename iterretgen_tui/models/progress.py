@@ -9,7 +9,7 @@ partial file stays beside its destination and the next pull resumes it.
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from huggingface_hub.utils import tqdm
 

@@ -16,9 +16,9 @@ import glob
 import hashlib
 import os
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import httpx2  # huggingface_hub >= 2 speaks HTTP through httpx2
 from filelock import FileLock, Timeout
@@ -33,9 +33,8 @@ from huggingface_hub.errors import (
 )
 from huggingface_hub.file_download import HfFileMetadata, http_get
 
-from . import catalogue
 from .. import paths
-from . import MANIFEST, ModelError, Pulled, pulled
+from . import MANIFEST, ModelError, Pulled, catalogue, pulled
 from .pypi_split import IndexUnreachable, file_sha256, pull_split
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")

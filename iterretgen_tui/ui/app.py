@@ -15,16 +15,16 @@ import logging
 import re
 import sys
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterable
 
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
@@ -32,7 +32,6 @@ from .. import config, paths
 from .. import history as history_module
 from ..config import Settings
 from ..engine.errors import IterRetGenError
-from ..engine.loop.options import LoopOptions
 from ..engine.loop.events import (
     ContextTrimmed,
     DraftDone,
@@ -43,6 +42,7 @@ from ..engine.loop.events import (
     Stopped,
     StopReason,
 )
+from ..engine.loop.options import LoopOptions
 from ..history import History
 from .conversation import AnswerView, ChatLog
 from .driver import FLUSH_SECONDS, Abandoned, Failed, Feed, Item, SessionLike, Tokens, abandonable, pump
@@ -197,8 +197,15 @@ class ChatApp(App):
             if stop.is_set():
                 return  # replaced, or the app is closing
             skipped = tuple(f"{skip.path}: {skip.reason}" for skip in report.skipped)
-            post(Prepared(session.info(), skipped=skipped, session=session, settings=settings,
-                          examples=tuple(session.examples())))
+            post(
+                Prepared(
+                    session.info(),
+                    skipped=skipped,
+                    session=session,
+                    settings=settings,
+                    examples=tuple(session.examples()),
+                )
+            )
         except Abandoned:
             pass
         except Exception as exc:  # shown in the app; the log keeps the traceback
@@ -246,8 +253,14 @@ class ChatApp(App):
             self.status.set_activity("ready")
             if message.info.get("llm_note"):  # the default reader is not pulled yet
                 self.notify(message.info["llm_note"], title="Reader", timeout=30)
-            self.show_overview(progress=None, error="", info=message.info, examples=message.examples,
-                               llm=settings.llm, embedder=settings.embedder)
+            self.show_overview(
+                progress=None,
+                error="",
+                info=message.info,
+                examples=message.examples,
+                llm=settings.llm,
+                embedder=settings.embedder,
+            )
             await self.mark_stale()  # a re-index may have brought sources up to date
         if message.skipped:
             listed = "\n".join(message.skipped[:5])
@@ -415,7 +428,11 @@ class ChatApp(App):
     # Screens and commands.
 
     def on_iteration_pane_passage_chosen(self, message: IterationPane.PassageChosen) -> None:
-        self.push_screen(PassageScreen(message.passage, message.origin, self.stale([message.passage]).get(message.passage.source, "")))
+        self.push_screen(
+            PassageScreen(
+                message.passage, message.origin, self.stale([message.passage]).get(message.passage.source, "")
+            )
+        )
 
     async def on_answer_view_selected(self, message: AnswerView.Selected) -> None:
         if self.current is None or not self.current.live:
@@ -450,7 +467,9 @@ class ChatApp(App):
         note = ""
         if models_changed:  # loaded in the background; the models in use answer meanwhile
             self.prepare(settings)
-            note = " Loading the new models" + (", then indexing the folder for the new embedder." if "embedder" in changed else ".")
+            note = " Loading the new models" + (
+                ", then indexing the folder for the new embedder." if "embedder" in changed else "."
+            )
             self.status.set_activity("switching models")
         self.notify(f"Settings saved to {paths.config_file()}.{note}", title="Settings")
 
@@ -510,8 +529,12 @@ class ChatApp(App):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         s = self.settings
-        yield SystemCommand("Models", "Installed and downloadable models: pull one, switch to one (F5)", self.action_models)
-        yield SystemCommand("Re-index the folder", "Read changed, new and deleted files again (Ctrl+R)", self.action_reindex)
+        yield SystemCommand(
+            "Models", "Installed and downloadable models: pull one, switch to one (F5)", self.action_models
+        )
+        yield SystemCommand(
+            "Re-index the folder", "Read changed, new and deleted files again (Ctrl+R)", self.action_reindex
+        )
         yield SystemCommand("Settings", "Iterations, top-k, adaptive stop, models (F2)", self.action_settings)
         yield SystemCommand("History", "Reopen an earlier conversation (F3)", self.action_history)
         yield SystemCommand("Export conversation", "Write it to a Markdown file (F4)", self.action_export)

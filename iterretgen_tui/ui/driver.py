@@ -10,9 +10,10 @@ model never leaves text waiting longer than that, and order is kept across both.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, NamedTuple, Protocol, TypeVar, Union
+from typing import NamedTuple, Protocol, TypeVar
 
 from ..engine.loop.events import Event, Token
 from ..engine.loop.options import LoopOptions
@@ -45,7 +46,7 @@ class Failed:
     error: str
 
 
-Item = Union[Event, Tokens, Failed]
+Item = Event | Tokens | Failed
 
 
 class Feed:

@@ -14,8 +14,8 @@ from textual.widgets.option_list import Option
 
 from ..engine.loop import provenance
 from ..engine.loop.events import FinalAnswer, IterationTrace
-from ..engine.loop.queries import DRAFT, LEAD, QUESTION
 from ..engine.loop.provenance import AGAIN, CARRIED, NEW, Origin
+from ..engine.loop.queries import DRAFT, LEAD, QUESTION
 from ..engine.passages import Passage
 from .streaming import StreamingMarkdown
 
@@ -23,7 +23,11 @@ QUERY_CHARS = 160  # an iteration's query holds the whole previous draft: show i
 RANKERS = {"dense": "found by meaning", "lexical": "found by keywords", "both": "found by both"}
 
 
-BADGES = {NEW: ("new", "bold black on green"), AGAIN: ("again", "bold black on yellow"), CARRIED: ("kept", "bold white on blue")}
+BADGES = {
+    NEW: ("new", "bold black on green"),
+    AGAIN: ("again", "bold black on yellow"),
+    CARRIED: ("kept", "bold white on blue"),
+}
 
 
 def passage_label(n: int, passage: Passage, origin: Origin | None = None, stale: str = "") -> Text:
@@ -122,7 +126,9 @@ class IterationPane(Vertical):
     async def write(self, text: str) -> None:
         await self.draft.write(text)
 
-    async def finish(self, trace: IterationTrace, origins: tuple[Origin, ...] = (), stale: dict[str, str] | None = None) -> None:
+    async def finish(
+        self, trace: IterationTrace, origins: tuple[Origin, ...] = (), stale: dict[str, str] | None = None
+    ) -> None:
         """Render the whole draft once (streamed fragments can split Markdown badly)."""
         self.show_passages(trace.passages, origins, stale)
         await self.draft.replace(trace.draft)

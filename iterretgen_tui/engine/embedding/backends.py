@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Callable, Sequence
 
 from . import calibration, embedder, onnx_embedder, onnx_export
 from .embedder import Embedder, resolve_device
@@ -71,8 +71,14 @@ def load_embedder(
     return _labelled(winner, result.backend, "measured")
 
 
-def prepare(path: Path, *, device: str, query_path: Path | None = None,
-            status: Callable[[str], None] = lambda message: None, **options) -> str:
+def prepare(
+    path: Path,
+    *,
+    device: str,
+    query_path: Path | None = None,
+    status: Callable[[str], None] = lambda message: None,
+    **options,
+) -> str:
     """The set-up step: make every export now, so the first index waits for none and "auto"
     measures them all; returns the backend "auto" takes. A calibration that measured every
     candidate is kept (running this again changes nothing); one taken before an export
@@ -87,8 +93,9 @@ def prepare(path: Path, *, device: str, query_path: Path | None = None,
     known = calibration.cached(embedder_key(folders))
     if known is not None and set(candidates(folders)) <= set(known.rates):
         return known.backend
-    return load_embedder(path, backend="auto", device=device, query_path=query_path, status=status,
-                         measure_again=True, **options).backend
+    return load_embedder(
+        path, backend="auto", device=device, query_path=query_path, status=status, measure_again=True, **options
+    ).backend
 
 
 def remembered(path: Path, query_path: Path | None = None) -> calibration.Calibration | None:

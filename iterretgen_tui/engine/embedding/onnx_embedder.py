@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -132,7 +132,9 @@ def export_ready(model: Path, variant: str) -> bool:
         manifest = json.loads((folder / onnx_export.MANIFEST).read_text("utf-8"))
     except (OSError, ValueError):
         return False
-    return manifest.get("version") == onnx_export.EXPORT_VERSION and (folder / onnx_export.model_file(variant)).is_file()
+    return (
+        manifest.get("version") == onnx_export.EXPORT_VERSION and (folder / onnx_export.model_file(variant)).is_file()
+    )
 
 
 def load_export(

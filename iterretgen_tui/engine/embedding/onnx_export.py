@@ -65,8 +65,11 @@ def unsupported_reason(folder: Path) -> str | None:
 def _pooling_mode(config: dict) -> str:
     if "pooling_mode" in config:
         return config["pooling_mode"]
-    chosen = [k.removeprefix("pooling_mode_").removesuffix("_tokens").removesuffix("_token") for k, v in config.items()
-              if k.startswith("pooling_mode_") and v is True]
+    chosen = [
+        k.removeprefix("pooling_mode_").removesuffix("_tokens").removesuffix("_token")
+        for k, v in config.items()
+        if k.startswith("pooling_mode_") and v is True
+    ]
     return "+".join(chosen) or "mean"
 
 
@@ -169,8 +172,16 @@ def _export_transformer(st, encoder, names: list[str], path: Path) -> None:
     axes = {n: {0: "batch", 1: "tokens"} for n in [*names, "last_hidden_state"]}
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tracer and deprecation notes about the export itself
-        torch.onnx.export(LastHiddenState(), tuple(sample[n] for n in names), str(path), input_names=names,
-                          output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
+        torch.onnx.export(
+            LastHiddenState(),
+            tuple(sample[n] for n in names),
+            str(path),
+            input_names=names,
+            output_names=["last_hidden_state"],
+            dynamic_axes=axes,
+            opset_version=17,
+            dynamo=False,
+        )
 
 
 def _fuse(source: Path, target: Path, config) -> None:
@@ -182,8 +193,14 @@ def _fuse(source: Path, target: Path, config) -> None:
     options.enable_gelu_approximation = False
     options.use_multi_head_attention = True  # its projections stay MatMuls, which int8 quantises
     with _quiet():
-        model = optimizer.optimize_model(str(source), model_type="bert", num_heads=config.num_attention_heads,
-                                         hidden_size=config.hidden_size, opt_level=0, optimization_options=options)
+        model = optimizer.optimize_model(
+            str(source),
+            model_type="bert",
+            num_heads=config.num_attention_heads,
+            hidden_size=config.hidden_size,
+            opt_level=0,
+            optimization_options=options,
+        )
     model.save_model_to_file(str(target))
 
 

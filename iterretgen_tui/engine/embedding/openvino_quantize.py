@@ -13,9 +13,9 @@ from __future__ import annotations
 import io
 import os
 import re
+from collections.abc import Sequence
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
-from typing import Sequence
 
 CALIBRATION_SAMPLES = 300
 # Lengths cycle through these (characters), so short and truncated-long texts are both seen.
@@ -58,12 +58,19 @@ def quantize(source: Path, target: Path, tokenizer, inputs: Sequence[str], max_l
     from .onnx_export import model_feed
 
     nncf = import_nncf()
-    samples = [model_feed(tokenizer([text], truncation=True, max_length=max_length, return_tensors="np"), inputs)
-               for text in calibration_texts()]
+    samples = [
+        model_feed(tokenizer([text], truncation=True, max_length=max_length, return_tensors="np"), inputs)
+        for text in calibration_texts()
+    ]
     # read_model, not convert_model: the converter sends telemetry of its own.
     model = ov.Core().read_model(str(source))
     # NNCF draws progress bars on stdout, which carries --json output and the TUI's screen.
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-        quantized = nncf.quantize(model, nncf.Dataset(samples), model_type=nncf.ModelType.TRANSFORMER,
-                                  preset=nncf.QuantizationPreset.MIXED, subset_size=len(samples))
+        quantized = nncf.quantize(
+            model,
+            nncf.Dataset(samples),
+            model_type=nncf.ModelType.TRANSFORMER,
+            preset=nncf.QuantizationPreset.MIXED,
+            subset_size=len(samples),
+        )
     ov.save_model(quantized, str(target))

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
-from ..embedding.embedder import Embedder
 from ..cores import half_the_cores
+from ..embedding.embedder import Embedder
 from ..indexing.index import PassageIndex
 from ..loop.queries import form_query
 from ..passages import Passage
@@ -50,8 +51,9 @@ class Candidates:
 class Teacher(Protocol):
     name: str
 
-    def score(self, queries: Sequence[str], passages: Sequence[Sequence[Passage]],
-              vectors: Sequence[np.ndarray]) -> list[np.ndarray]: ...
+    def score(
+        self, queries: Sequence[str], passages: Sequence[Sequence[Passage]], vectors: Sequence[np.ndarray]
+    ) -> list[np.ndarray]: ...
 
 
 class BiEncoderTeacher:
@@ -82,8 +84,9 @@ class CrossEncoderTeacher:
 
     def score(self, queries, passages, vectors) -> list[np.ndarray]:
         pairs = [(q, f"{p.title}\n{p.text}") for q, ps in zip(queries, passages) for p in ps]
-        flat = np.asarray(self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False),
-                          dtype=np.float32).reshape(-1)
+        flat = np.asarray(
+            self._model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False), dtype=np.float32
+        ).reshape(-1)
         bounds = np.cumsum([0, *(len(ps) for ps in passages)])
         return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
@@ -105,8 +108,9 @@ def drafts_from_records(path: Path) -> tuple[str, dict[str, Example]]:
     return directory, drafts
 
 
-def gather(examples: Sequence[Example], embedder: Embedder, index: PassageIndex, teacher: Teacher,
-           *, n: int = 20) -> list[Candidates]:
+def gather(
+    examples: Sequence[Example], embedder: Embedder, index: PassageIndex, teacher: Teacher, *, n: int = 20
+) -> list[Candidates]:
     """Candidates per question: the top-n for ``y1 || q`` and the top-n for q, deduplicated,
     so the student sees both what the draft finds and what it would find alone."""
     if not examples:
@@ -172,8 +176,14 @@ def _batches(count: int, size: int, rng: np.random.Generator) -> Iterable[np.nda
             yield order[start : start + size]
 
 
-def distill(model, candidates: Sequence[Candidates], config: TrainConfig, *, normalize: bool,
-            on_step: Callable[[int, float], None] = lambda step, loss: None) -> list[float]:
+def distill(
+    model,
+    candidates: Sequence[Candidates],
+    config: TrainConfig,
+    *,
+    normalize: bool,
+    on_step: Callable[[int, float], None] = lambda step, loss: None,
+) -> list[float]:
     """Train ``model`` (a SentenceTransformer, the student) in place; returns the loss per step."""
     import torch
     from sentence_transformers.util import batch_to_device
@@ -240,7 +250,7 @@ class Manifest:
         return path
 
     @classmethod
-    def load(cls, folder: Path) -> "Manifest":
+    def load(cls, folder: Path) -> Manifest:
         return cls(**json.loads((Path(folder) / MANIFEST).read_text("utf-8")))
 
 
@@ -260,7 +270,8 @@ def save_adapted(model, folder: Path, manifest: Manifest, losses: Sequence[float
     shutil.rmtree(tmp, ignore_errors=True)
     model.save(str(tmp))
     (tmp / "loss.tsv").write_text(
-        "step\tloss\n" + "".join(f"{i}\t{loss:.6f}\n" for i, loss in enumerate(losses, 1)), "utf-8")
+        "step\tloss\n" + "".join(f"{i}\t{loss:.6f}\n" for i, loss in enumerate(losses, 1)), "utf-8"
+    )
     plot_losses(losses, tmp / "loss.png", title=f"{manifest.name}: KL(teacher || student)")
     manifest.save(tmp)
     shutil.rmtree(folder, ignore_errors=True)

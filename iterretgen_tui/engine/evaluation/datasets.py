@@ -5,9 +5,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+
 from ..errors import IterRetGenError
 
 

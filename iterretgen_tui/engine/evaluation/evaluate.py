@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from pathlib import Path
 from math import sqrt
+from pathlib import Path
 from statistics import fmean, stdev
-from typing import Iterable, Sequence
 
+from ..errors import IterRetGenError
 from ..loop import iterretgen
 from ..loop.events import FinalAnswer, IterationTrace, PassagesRetrieved, StopReason
 from ..loop.generator import Generator
@@ -26,7 +27,6 @@ from ..loop.stopping import answers_converge, no_new_passages
 from ..passages import Passage
 from . import metrics
 from .datasets import Question
-from ..errors import IterRetGenError
 
 RECALL_KS = (5, 10, 100)
 JUDGE_MAX_TOKENS = 4  # the verdict is the reply's opening word
@@ -38,9 +38,7 @@ class ConfigMismatch(IterRetGenError, ValueError):
     """Saved records were made with other settings and cannot be resumed."""
 
 
-def adaptive_stop(
-    retrieved: Sequence[Sequence[Passage]], traces: Sequence[IterationTrace]
-) -> tuple[int, StopReason]:
+def adaptive_stop(retrieved: Sequence[Sequence[Passage]], traces: Sequence[IterationTrace]) -> tuple[int, StopReason]:
     """Where the adaptive loop would have stopped, and why, replaying its two rules in the
     order the loop checks them: no new passages (before drafting t) or converged (after)."""
     for i in range(1, len(traces)):
@@ -124,7 +122,11 @@ def evaluate_question(
 
 
 def step_record(
-    question: Question, trace: IterationTrace, retrieved: Sequence[Passage], original: float | None, verdict: bool | None
+    question: Question,
+    trace: IterationTrace,
+    retrieved: Sequence[Passage],
+    original: float | None,
+    verdict: bool | None,
 ) -> dict:
     """One iteration of a question's record: what it searched, found and answered, scored."""
     return {
@@ -164,12 +166,16 @@ def _scores(steps: Sequence[dict], t: int, judged: bool) -> dict:
     step = steps[t - 1]
     scores = step["scores"]
     return {  # the key order of the issue's JSON
-        "em": scores["em"], "f1": scores["f1"], "acc": scores["acc"],
+        "em": scores["em"],
+        "f1": scores["f1"],
+        "acc": scores["acc"],
         "acc_judge": float(step["judge"] is True) if judged else None,
-        "answer_recall": scores["answer_recall"], "gold_recall": scores["gold_recall"],
+        "answer_recall": scores["answer_recall"],
+        "gold_recall": scores["gold_recall"],
         # Records saved before these were kept have none of them.
         "evidence_recall": scores.get("evidence_recall"),
-        "stated": _flag(step, "stated"), "looped": _flag(step, "looped"),
+        "stated": _flag(step, "stated"),
+        "looped": _flag(step, "looped"),
         "llm_calls": t,
         "seconds": sum(s["seconds"] for s in steps[:t]),
     }
@@ -187,9 +193,7 @@ def _mean(rows: Sequence[dict]) -> dict:
 
 def summarize(records: Sequence[dict], ts: Iterable[int], *, judged: bool) -> list[dict]:
     """One row per asked t: every metric averaged over the questions."""
-    return [
-        {"t": t, **_mean([_scores(r["iterations"], t, judged) for r in records])} for t in ts
-    ]
+    return [{"t": t, **_mean([_scores(r["iterations"], t, judged) for r in records])} for t in ts]
 
 
 def summarize_adaptive(records: Sequence[dict], *, judged: bool) -> dict:
@@ -211,11 +215,11 @@ def differences(records: Sequence[dict], ts: Sequence[int], *, judged: bool, ada
         pairs.append((f"adaptive vs t={last}", lambda r: r["adaptive"]["t"], last))
     found = {}
     for name, t_of, base in pairs:
-        rows = [(_scores(r["iterations"], t_of(r), judged), _scores(r["iterations"], base, judged))
-                for r in records]
+        rows = [(_scores(r["iterations"], t_of(r), judged), _scores(r["iterations"], base, judged)) for r in records]
         found[name] = {
             metric: _paired([a[metric] - b[metric] for a, b in rows])
-            for metric in COMPARED if rows and rows[0][0][metric] is not None
+            for metric in COMPARED
+            if rows and rows[0][0][metric] is not None
         }
     return found
 
@@ -288,8 +292,7 @@ class RecordLog:
         header = json.loads(lines[0]).get("config") if lines[0].startswith("{") else None
         if header != self.config:
             raise ConfigMismatch(
-                f"{self.path} holds records made with other settings ({header}); "
-                "delete it or choose another --out"
+                f"{self.path} holds records made with other settings ({header}); delete it or choose another --out"
             )
         for line in lines[1:]:
             try:

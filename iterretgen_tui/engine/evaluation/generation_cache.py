@@ -15,8 +15,9 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Generator as Stream
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Generator as Stream, Sequence
 
 from ..loop.generator import Generator, Message
 
@@ -33,9 +34,7 @@ class CachedGenerator:
         self.replayed: list[float | None] = []
         self._db = sqlite3.connect(str(path), timeout=60, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")  # two evals may share the memo
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS generations (key TEXT PRIMARY KEY, text TEXT, seconds REAL)"
-        )
+        self._db.execute("CREATE TABLE IF NOT EXISTS generations (key TEXT PRIMARY KEY, text TEXT, seconds REAL)")
         self._db.commit()
 
     def count_tokens(self, text: str) -> int:

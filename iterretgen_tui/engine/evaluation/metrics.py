@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..loop.answers import normalize_answer, token_f1
 
@@ -26,9 +26,7 @@ def contains_answer(text: str, answers: Sequence[str]) -> bool:
     """A normalised gold alias occurs in the normalised text as whole words
     (so "1" is not found inside "1505")."""
     haystack = f" {normalize_answer(text)} "
-    return any(
-        gold and f" {gold} " in haystack for gold in (normalize_answer(a) for a in answers)
-    )
+    return any(gold and f" {gold} " in haystack for gold in (normalize_answer(a) for a in answers))
 
 
 def accuracy(prediction: str, answers: Sequence[str]) -> float:

@@ -8,9 +8,9 @@ Words keep their line, so a passage reads with its original line breaks.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import groupby
-from typing import Iterable
 
 from ..errors import ConfigError
 from .formats import Block, Parsed

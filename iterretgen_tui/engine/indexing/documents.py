@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import charset_normalizer
 
-from . import formats
 from ..errors import IterRetGenError
+from . import formats
 from .chunking import Chunk, ChunkOptions, split
 from .formats import SkipFile
 from .ocr import IMAGE_SUFFIXES, OcrCancelled
@@ -58,7 +58,7 @@ class FileEntry:
     ctime_ns: int  # catches chmod, which leaves mtime alone
 
     @classmethod
-    def of(cls, path: Path, st: os.stat_result) -> "FileEntry":
+    def of(cls, path: Path, st: os.stat_result) -> FileEntry:
         return cls(path, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
@@ -190,7 +190,9 @@ def read_by_ocr(path: Path) -> bool:
     return path.suffix.lower() in _READ_BY_OCR
 
 
-def passages(path: Path, data: bytes, chunking: ChunkOptions = ChunkOptions(), ocr: OcrRun | None = None) -> list[Chunk]:
+def passages(
+    path: Path, data: bytes, chunking: ChunkOptions = ChunkOptions(), ocr: OcrRun | None = None
+) -> list[Chunk]:
     """``ocr`` reads scanned pages and images (None: OCR is off); it raises OcrCancelled
     when the run is cancelled between two pages."""
     suffix = path.suffix.lower()

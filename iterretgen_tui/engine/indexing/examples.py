@@ -8,8 +8,8 @@ A title is "Document › Heading" (chunking.py) or the document's title alone.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 SEPARATOR = " › "
 WH_WORDS = {"how", "what", "why", "when", "where", "which", "who"}
@@ -57,7 +57,12 @@ def _topic(title: str, source: str) -> bool:
     """A heading worth asking about: a few words, not the file name the indexer falls back to."""
     heading = title.rpartition(SEPARATOR)[2].strip()
     words = heading.split()
-    return bool(words) and len(words) <= MAX_WORDS and heading != Path(source).name and re.search(r"[A-Za-z]{3}", heading) is not None
+    return (
+        bool(words)
+        and len(words) <= MAX_WORDS
+        and heading != Path(source).name
+        and re.search(r"[A-Za-z]{3}", heading) is not None
+    )
 
 
 def _proper(text: str) -> bool:

@@ -214,7 +214,7 @@ def _unusable(text: str) -> bool:
 def image(data: bytes, ocr: OcrRun | None) -> Parsed:
     """An image file read by OCR; each frame of a multi-page TIFF is a page."""
     if ocr is None:
-        raise SkipFile("image: OCR is off (set ocr = \"auto\" to read images)")
+        raise SkipFile('image: OCR is off (set ocr = "auto" to read images)')
     from .ocr import image_pages
 
     pages = image_pages(ocr, data)

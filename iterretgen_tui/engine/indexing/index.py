@@ -27,17 +27,17 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
 
 import faiss
 import numpy as np
 from filelock import FileLock, Timeout
 
-from ..passages import Passage
 from ..errors import IterRetGenError
+from ..passages import Passage
 
 SCHEMA_VERSION = "1"
 _DB = "index.sqlite3"
@@ -152,7 +152,7 @@ class PassageIndex:
         self._vectors = _empty(dim)
 
     @classmethod
-    def open(cls, directory: Path, *, embedder_identity: str, dim: int) -> "PassageIndex":
+    def open(cls, directory: Path, *, embedder_identity: str, dim: int) -> PassageIndex:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(directory / _DB, timeout=60, isolation_level=None, check_same_thread=False)
@@ -163,7 +163,9 @@ class PassageIndex:
             _check_identity(conn, directory, embedder_identity, dim)
         except sqlite3.DatabaseError as exc:
             conn.close()
-            raise IndexMismatchError(f"the index in {directory} is damaged ({exc}); delete that folder and index again") from None
+            raise IndexMismatchError(
+                f"the index in {directory} is damaged ({exc}); delete that folder and index again"
+            ) from None
         except BaseException:
             conn.close()
             raise
@@ -485,7 +487,7 @@ class PassageIndex:
         with self._mutex:
             self._db.close()
 
-    def __enter__(self) -> "PassageIndex":
+    def __enter__(self) -> PassageIndex:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -553,8 +555,13 @@ def _initialise(conn: sqlite3.Connection, identity: str, dim: int) -> None:
             conn.execute(statement)
         conn.executemany(
             "INSERT OR IGNORE INTO meta VALUES (?, ?)",
-            [("schema", SCHEMA_VERSION), ("embedder", identity), ("dim", str(dim)), ("generation", "0"),
-             ("lexical", LEXICAL_TOKENIZER)],
+            [
+                ("schema", SCHEMA_VERSION),
+                ("embedder", identity),
+                ("dim", str(dim)),
+                ("generation", "0"),
+                ("lexical", LEXICAL_TOKENIZER),
+            ],
         )
     except BaseException:
         conn.execute("ROLLBACK")

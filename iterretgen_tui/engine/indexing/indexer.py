@@ -12,18 +12,29 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 import numpy as np
 
 from ... import paths
-from .chunking import Chunk, ChunkOptions
-from .documents import MAX_BYTES, FileEntry, Skip, SkipFile, check_folder, content_hash, passages, read, read_by_ocr, scan
 from ..cores import CoreShare
 from ..embedding.embedder import Embedder
+from .chunking import Chunk, ChunkOptions
+from .documents import (
+    MAX_BYTES,
+    FileEntry,
+    Skip,
+    SkipFile,
+    check_folder,
+    content_hash,
+    passages,
+    read,
+    read_by_ocr,
+    scan,
+)
 from .index import FileRecord, FileUpdate, IndexMismatchError, NewPassage, PassageIndex
 from .ocr import OCR_MODES, OcrCancelled, OcrRun
 
@@ -165,7 +176,7 @@ def sync_folder(
 def _sync_file(
     entry: FileEntry,
     record: FileRecord | None,
-    writer: "_Writer",
+    writer: _Writer,
     reprocess: bool,
     chunking: ChunkOptions,
     max_bytes: int,
@@ -192,8 +203,9 @@ def _sync_file(
             return not entry.path.exists()
         writer.add(_record(entry, digest, skip.reason), [], outcome="removed" if was_indexed else "")
         return False
-    writer.add(_record(entry, digest), chunks, fallback_title=entry.path.name,
-               outcome="updated" if was_indexed else "added")
+    writer.add(
+        _record(entry, digest), chunks, fallback_title=entry.path.name, outcome="updated" if was_indexed else "added"
+    )
     return False
 
 
@@ -289,12 +301,19 @@ def sync_corpus(
                 break
             was_indexed = record is not None and not record.skip
             if text:
-                writer.add(doc, [Chunk(text, "", title)], fallback_title=doc.path,
-                           outcome="updated" if was_indexed else "added")
+                writer.add(
+                    doc,
+                    [Chunk(text, "", title)],
+                    fallback_title=doc.path,
+                    outcome="updated" if was_indexed else "added",
+                )
             else:
                 report.skipped.append(Skip(doc.path, "empty document"))
-                writer.add(FileRecord(doc.path, 0, 0, 0, doc.hash, "empty document"), [],
-                           outcome="removed" if was_indexed else "")
+                writer.add(
+                    FileRecord(doc.path, 0, 0, 0, doc.hash, "empty document"),
+                    [],
+                    outcome="removed" if was_indexed else "",
+                )
         writer.flush()
         if not writer.cancelled():  # only a complete pass knows which documents are gone
             meta = {"chunking": CORPUS_LAYOUT} if reprocess_all else None
@@ -336,7 +355,7 @@ def _remove(
     index.commit(removed=paths, meta=meta)
 
 
-def _finish(report: IndexReport, index: PassageIndex, writer: "_Writer", started: float) -> IndexReport:
+def _finish(report: IndexReport, index: PassageIndex, writer: _Writer, started: float) -> IndexReport:
     report.cancelled = writer.cancelled()
     report.passages = len(index)
     report.indexed = index.file_count()
@@ -416,7 +435,9 @@ class _Writer:
                 new = []
                 for chunk in p.chunks:
                     key = _key(embedding_text(chunk))
-                    new.append(NewPassage(chunk.heading or p.fallback_title, chunk.text, chunk.location, key, vectors[key]))
+                    new.append(
+                        NewPassage(chunk.heading or p.fallback_title, chunk.text, chunk.location, key, vectors[key])
+                    )
             updates.append(FileUpdate(p.record, new))
         self.index.commit(updates)
         for p in batch:

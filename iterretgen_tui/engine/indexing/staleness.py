@@ -9,7 +9,7 @@ on purpose: a chmod or a backup tool's touch does not make the text stale.
 from __future__ import annotations
 
 import os
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from .index import FileRecord
 

@@ -111,13 +111,4 @@ class FinalAnswer:
     kind: str = FACTOID  # the question's kind (engine/loop/question_kind.py)
 
 
-Event = (
-    IterationStarted
-    | QueryFormed
-    | PassagesRetrieved
-    | ContextTrimmed
-    | Token
-    | DraftDone
-    | Stopped
-    | FinalAnswer
-)
+Event = IterationStarted | QueryFormed | PassagesRetrieved | ContextTrimmed | Token | DraftDone | Stopped | FinalAnswer

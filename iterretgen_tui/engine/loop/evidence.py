@@ -10,8 +10,9 @@ trust whatever the model wrote: a retrieved sentence, quoted, with its source.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -58,9 +59,7 @@ def sentences(text: str) -> list[str]:
     return found
 
 
-def choose_evidence(
-    question: str, passages: Sequence[Passage], embedder: SentenceEmbedder
-) -> Evidence | None:
+def choose_evidence(question: str, passages: Sequence[Passage], embedder: SentenceEmbedder) -> Evidence | None:
     """The passages' sentence closest to the question with its closer neighbour; None
     when no passage has a sentence."""
     split = [sentences(p.text) for p in passages]

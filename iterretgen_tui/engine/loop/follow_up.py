@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 from .generator import Generator, Message
 from .prompts import extract_answer
@@ -25,9 +25,7 @@ def follow_up_messages(messages: Sequence[Message], draft: str) -> list[Message]
     return [*messages, {"role": "assistant", "content": draft}, {"role": "user", "content": QUESTION}]
 
 
-def ask_for_answer(
-    generator: Generator, messages: Sequence[Message], draft: str, cancel: threading.Event
-) -> str:
+def ask_for_answer(generator: Generator, messages: Sequence[Message], draft: str, cancel: threading.Event) -> str:
     """The answer the model states when asked outright; "" when it states none."""
     pieces: list[str] = []
     stream = generator.stream(follow_up_messages(messages, draft), max_tokens=MAX_TOKENS, cancel=cancel)

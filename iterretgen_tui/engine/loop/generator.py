@@ -6,8 +6,10 @@ loop guard (engine/loop/repetition.py)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Generator as Stream
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Generator as Stream, Protocol, Sequence
+from typing import Protocol
 
 from ..cores import CoreShare
 
@@ -38,7 +40,7 @@ def gpu_layers(device: str) -> int:
     if device == "cuda" and not supported:
         raise DeviceUnavailable(
             "--device cuda: llama-cpp-python was built without GPU support "
-            "(reinstall it with CMAKE_ARGS=\"-DGGML_CUDA=on\")"
+            '(reinstall it with CMAKE_ARGS="-DGGML_CUDA=on")'
         )
     return -1 if supported else 0
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Generator as Steps
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Generator as Steps, Iterator, Sequence
 
 from ..passages import Passage
+from . import provenance
 from .events import (
     ContextTrimmed,
     DraftDone,
@@ -30,13 +32,12 @@ from .events import (
     Token,
 )
 from .generator import Generator
-from . import provenance
 from .options import LoopOptions
 from .outcome import draft_outcome
 from .prompts import answer_complete, build_prompt
+from .queries import QUESTION, PassageRetriever, QueryFormer, merge_rankings, paper_query, rank_searches, searches
 from .question_kind import question_kind
 from .repetition import LoopGuard
-from .queries import QUESTION, PassageRetriever, QueryFormer, merge_rankings, paper_query, rank_searches, searches
 from .stopping import answers_converge, no_new_passages
 
 
@@ -67,7 +68,9 @@ def run(
         if options.adaptive and previous and no_new_passages(retrieved.passages, previous.passages):
             reason = StopReason.SAME_PASSAGES
             break
-        trace = yield from generate(t, question, kind, retrieved, previous, generator, retriever, options, cancel, started)
+        trace = yield from generate(
+            t, question, kind, retrieved, previous, generator, retriever, options, cancel, started
+        )
         if trace is None:
             reason = StopReason.CANCELLED
             break
@@ -134,7 +137,10 @@ def generate(
     if options.keep_passages and previous:
         candidates = carry_forward(candidates, previous.passages)
     prompt = build_prompt(
-        question, candidates, count_tokens=generator.count_tokens, budget=generator.n_ctx - options.max_tokens,
+        question,
+        candidates,
+        count_tokens=generator.count_tokens,
+        budget=generator.n_ctx - options.max_tokens,
         kind=kind,
     )
     if prompt.dropped or prompt.truncated:
@@ -175,9 +181,7 @@ def carry_forward(new: Sequence[Passage], earlier: Sequence[Passage]) -> tuple[P
     return tuple(new) + tuple(p for p in earlier if p.id not in seen)
 
 
-def final_answer(
-    question: str, kind: str, traces: Sequence[IterationTrace], reason: StopReason, t: int
-) -> FinalAnswer:
+def final_answer(question: str, kind: str, traces: Sequence[IterationTrace], reason: StopReason, t: int) -> FinalAnswer:
     last = traces[-1] if traces else None
     return FinalAnswer(
         question=question,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import threading
 
-from .evidence import SentenceEmbedder, choose_evidence
 from .events import IterationTrace
+from .evidence import SentenceEmbedder, choose_evidence
 from .follow_up import ask_for_answer
 from .generator import Generator
 from .prompts import Prompt, extract_answer, stated_answer

@@ -9,38 +9,49 @@ and demos) is identical across calls: llama.cpp then reuses that prefix's evalua
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
-from ..passages import Passage
 from ..errors import IterRetGenError
+from ..passages import Passage
 from .question_kind import FACTOID, OPEN
 
 INSTRUCTION = (
     "You answer questions using the knowledge given with each question. "
-    "Think step by step, then finish with one sentence of the form \"So the answer is X.\""
+    'Think step by step, then finish with one sentence of the form "So the answer is X."'
 )
 
 # (knowledge [(title, context)], question, reasoning ending in "So the answer is X.")
 DEMOS: tuple[tuple[tuple[tuple[str, str], ...], str, str], ...] = (
     (
         (
-            ("Budapest", "Budapest is the capital and most populous city of Hungary. "
-             "The city straddles the Danube, with Buda on the west bank and Pest on the east."),
-            ("Lake Balaton", "Lake Balaton is a freshwater lake in Hungary and the largest "
-             "lake in Central Europe, popular for summer holidays."),
+            (
+                "Budapest",
+                "Budapest is the capital and most populous city of Hungary. "
+                "The city straddles the Danube, with Buda on the west bank and Pest on the east.",
+            ),
+            (
+                "Lake Balaton",
+                "Lake Balaton is a freshwater lake in Hungary and the largest "
+                "lake in Central Europe, popular for summer holidays.",
+            ),
         ),
         "Which river flows through the capital of Hungary?",
-        "The capital of Hungary is Budapest. The city straddles the Danube. "
-        "So the answer is the Danube.",
+        "The capital of Hungary is Budapest. The city straddles the Danube. So the answer is the Danube.",
     ),
     (
         (
-            ("Ada Lovelace", "Augusta Ada King, Countess of Lovelace (10 December 1815 - "
-             "27 November 1852) was an English mathematician known for her notes on the "
-             "Analytical Engine."),
-            ("Charles Babbage", "Charles Babbage (26 December 1791 - 18 October 1871) was an "
-             "English mathematician who designed the Analytical Engine."),
+            (
+                "Ada Lovelace",
+                "Augusta Ada King, Countess of Lovelace (10 December 1815 - "
+                "27 November 1852) was an English mathematician known for her notes on the "
+                "Analytical Engine.",
+            ),
+            (
+                "Charles Babbage",
+                "Charles Babbage (26 December 1791 - 18 October 1871) was an "
+                "English mathematician who designed the Analytical Engine.",
+            ),
         ),
         "Who was born first, Ada Lovelace or Charles Babbage?",
         "Ada Lovelace was born on 10 December 1815. Charles Babbage was born on "
@@ -48,12 +59,21 @@ DEMOS: tuple[tuple[tuple[tuple[str, str], ...], str, str], ...] = (
     ),
     (
         (
-            ("On the Origin of Species", "On the Origin of Species is a work of scientific "
-             "literature by Charles Darwin, published on 24 November 1859."),
-            ("Charles Darwin", "Charles Darwin studied at Christ's College, Cambridge, "
-             "after leaving the University of Edinburgh medical school."),
-            ("Christ's College, Cambridge", "Christ's College is a constituent college of "
-             "the University of Cambridge. It was refounded under its present name in 1505."),
+            (
+                "On the Origin of Species",
+                "On the Origin of Species is a work of scientific "
+                "literature by Charles Darwin, published on 24 November 1859.",
+            ),
+            (
+                "Charles Darwin",
+                "Charles Darwin studied at Christ's College, Cambridge, "
+                "after leaving the University of Edinburgh medical school.",
+            ),
+            (
+                "Christ's College, Cambridge",
+                "Christ's College is a constituent college of "
+                "the University of Cambridge. It was refounded under its present name in 1505.",
+            ),
         ),
         "In what year did the Cambridge college attended by the author of On the Origin "
         "of Species take its present name?",
@@ -74,10 +94,16 @@ OPEN_INSTRUCTION = (
 OPEN_DEMOS: tuple[tuple[tuple[tuple[str, str], ...], str, str], ...] = (
     (
         (
-            ("Snapshots", "The backup tool keeps one snapshot per night. A snapshot stores "
-             "only the blocks that changed since the previous one, and points to the rest."),
-            ("Retention", "Snapshots older than 30 days are pruned every Sunday, except the "
-             "first snapshot of each month, which is kept for a year."),
+            (
+                "Snapshots",
+                "The backup tool keeps one snapshot per night. A snapshot stores "
+                "only the blocks that changed since the previous one, and points to the rest.",
+            ),
+            (
+                "Retention",
+                "Snapshots older than 30 days are pruned every Sunday, except the "
+                "first snapshot of each month, which is kept for a year.",
+            ),
         ),
         "How does the backup tool keep its snapshots small?",
         "Each nightly snapshot stores only the blocks that changed since the previous "
@@ -86,10 +112,12 @@ OPEN_DEMOS: tuple[tuple[tuple[tuple[str, str], ...], str, str], ...] = (
     ),
     (
         (
-            ("Meeting notes, 4 March", "We decided to move the release to April so the "
-             "translation team can finish. Mira owns the release checklist."),
-            ("Release process", "A release needs a signed tag and green nightly builds "
-             "for three days in a row."),
+            (
+                "Meeting notes, 4 March",
+                "We decided to move the release to April so the "
+                "translation team can finish. Mira owns the release checklist.",
+            ),
+            ("Release process", "A release needs a signed tag and green nightly builds for three days in a row."),
         ),
         "What did we decide about the release?",
         "The release moves to April so the translation team can finish, and Mira owns "
@@ -155,9 +183,7 @@ def build_prompt(
     fixed = sum(count_tokens(m["content"]) + per_message for m in demos)
     own = count_tokens(question_turn) + per_message
     if count_tokens(demos[0]["content"]) + per_message + own > budget:
-        raise QuestionTooLong(
-            f"the question is too long for the model's context window ({budget} tokens)"
-        )
+        raise QuestionTooLong(f"the question is too long for the model's context window ({budget} tokens)")
     min_room = 64  # tokens kept free for at least one useful passage
     while fixed + own + min_room > budget and len(demos) > 1:
         demos = demos[:-2]
@@ -217,7 +243,7 @@ _SENTENCE_END = re.compile(r"(?<=[^\s.A-Z])\.(?:\s|$)")
 def _after_last_marker(output: str) -> str | None:
     """The text after the last answer marker; None when there is none."""
     matches = list(_ANSWER.finditer(output))
-    return output[matches[-1].end():] if matches else None
+    return output[matches[-1].end() :] if matches else None
 
 
 def _answer_text(output: str) -> str | None:
@@ -245,7 +271,7 @@ def stated_answer(output: str, kind: str = FACTOID) -> str:
     if kind == OPEN:
         reply = output.strip()
         label = _ANSWER.match(reply)
-        return reply[label.end():].strip() if label else reply
+        return reply[label.end() :].strip() if label else reply
     answer = _answer_text(output)
     return _clean(answer) if answer is not None else ""
 

@@ -9,8 +9,8 @@ The TUI and ``ask --json`` both derive their marks here, from the trace alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 from ..passages import Passage
 from .events import IterationTrace
@@ -35,7 +35,9 @@ class Origin:
         return f"{what} · via {' & '.join(map(words, self.searches))}" if self.searches else what
 
 
-def found_by(passages: Sequence[Passage], rankings: Mapping[str, Sequence[Passage]], k: int) -> tuple[tuple[str, ...], ...]:
+def found_by(
+    passages: Sequence[Passage], rankings: Mapping[str, Sequence[Passage]], k: int
+) -> tuple[tuple[str, ...], ...]:
     """For each retrieved passage, the named searches whose first ``k`` results hold it;
     failing that (fusion reads deeper than k), those whose ranking holds it at all."""
     tops = {name: {p.id for p in ranking[:k]} for name, ranking in rankings.items()}

@@ -11,14 +11,15 @@ names its bridge), and the draft's. How each mode measures: docs/evaluation.md.
 
 from __future__ import annotations
 
-from typing import Callable, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from ..passages import Passage
-from .evidence import SentenceEmbedder
 from ..retrieval.fusion import fuse, interleave
 from .events import IterationTrace
-from .outcome import query_draft
+from .evidence import SentenceEmbedder
 from .options import QUERY_MODES
+from .outcome import query_draft
 
 # The searches an iteration may merge, by identifier (the UI words them).
 QUESTION, LEAD, DRAFT = "question", "lead", "draft"

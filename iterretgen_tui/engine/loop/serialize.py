@@ -23,8 +23,13 @@ def final_to_dict(final: FinalAnswer) -> dict[str, Any]:
     data["stop_reason"] = final.stop_reason.value
     data["evidence"] = asdict(final.evidence) if final.evidence else None
     data["iterations"] = [
-        {**asdict(trace), "passages": [_with_origin(passage_to_dict(p), origin) for p, origin in
-                                       zip(trace.passages, origins or (None,) * len(trace.passages))]}
+        {
+            **asdict(trace),
+            "passages": [
+                _with_origin(passage_to_dict(p), origin)
+                for p, origin in zip(trace.passages, origins or (None,) * len(trace.passages))
+            ],
+        }
         for trace, origins in zip(final.iterations, trace_origins(final.iterations))
     ]
     return data
@@ -39,25 +44,29 @@ def _with_origin(row: dict[str, Any], origin: Origin | None) -> dict[str, Any]:
 
 def final_from_dict(data: dict[str, Any]) -> FinalAnswer:
     known = {f.name for f in fields(FinalAnswer)}
-    return FinalAnswer(**{
-        **{name: value for name, value in data.items() if name in known},
-        "sources": _passages(data["sources"]),
-        "stop_reason": StopReason(data["stop_reason"]),
-        "iterations": tuple(_trace(trace) for trace in data["iterations"]),
-        "evidence": _evidence(data.get("evidence")),
-    })
+    return FinalAnswer(
+        **{
+            **{name: value for name, value in data.items() if name in known},
+            "sources": _passages(data["sources"]),
+            "stop_reason": StopReason(data["stop_reason"]),
+            "iterations": tuple(_trace(trace) for trace in data["iterations"]),
+            "evidence": _evidence(data.get("evidence")),
+        }
+    )
 
 
 def _trace(data: dict[str, Any]) -> IterationTrace:
     known = {f.name for f in fields(IterationTrace)}
     values = {name: value for name, value in data.items() if name in known}
-    return IterationTrace(**{
-        **values,
-        "passages": _passages(data["passages"]),
-        "searches": tuple(data.get("searches", ())),
-        "found_by": tuple(tuple(names) for names in data.get("found_by", ())),
-        "evidence": _evidence(data.get("evidence")),
-    })
+    return IterationTrace(
+        **{
+            **values,
+            "passages": _passages(data["passages"]),
+            "searches": tuple(data.get("searches", ())),
+            "found_by": tuple(tuple(names) for names in data.get("found_by", ())),
+            "evidence": _evidence(data.get("evidence")),
+        }
+    )
 
 
 def _evidence(row: dict[str, Any] | None) -> Evidence | None:
@@ -67,7 +76,12 @@ def _evidence(row: dict[str, Any] | None) -> Evidence | None:
 def _passages(rows: list[dict[str, Any]]) -> tuple[Passage, ...]:
     known = {f.name for f in fields(Passage)}
     return tuple(
-        Passage(**{name: value for name, value in {"id": row.get("passage_id", row.get("id")), **row}.items()
-                   if name in known})
+        Passage(
+            **{
+                name: value
+                for name, value in {"id": row.get("passage_id", row.get("id")), **row}.items()
+                if name in known
+            }
+        )
         for row in rows
     )

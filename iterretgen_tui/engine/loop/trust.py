@@ -26,11 +26,10 @@ class Weakness(str, Enum):
 
     def message(self) -> str:
         return {
-            Weakness.LOOPED: "The model started repeating itself, so its answer was cut short "
-                             "and may be incomplete.",
+            Weakness.LOOPED: "The model started repeating itself, so its answer was cut short and may be incomplete.",
             Weakness.NO_ANSWER: "No answer found: the model did not state one.",
             Weakness.UNSUPPORTED: "The model's answer is not supported by the passages it read "
-                                  "(none of them mentions it).",
+            "(none of them mentions it).",
         }[self]
 
 

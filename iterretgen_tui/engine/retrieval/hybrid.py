@@ -14,8 +14,9 @@ knowing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Protocol, Sequence
+from typing import Protocol
 
 from ..passages import Passage
 
@@ -48,7 +49,10 @@ class HybridRetriever:
         depth = max(k, self.depth)
         dense = self.dense.retrieve_many(queries, depth)
         lexical = self.lexical.retrieve_many(queries, depth)
-        return [fuse(d, l, k, dense_weight=self.dense_weight) for d, l in zip(dense, lexical)]
+        return [
+            fuse(by_dense, by_lexical, k, dense_weight=self.dense_weight)
+            for by_dense, by_lexical in zip(dense, lexical)
+        ]
 
     def retrieve(self, query: str, k: int) -> list[Passage]:
         return self.retrieve_many([query], k)[0]
@@ -73,9 +77,7 @@ def fuse(dense: Sequence[Passage], lexical: Sequence[Passage], k: int, *, dense_
     passages = {p.id: p for p in dense}  # dense first: ties keep its order
     for p in lexical:
         passages.setdefault(p.id, p)
-    fused = {
-        i: dense_weight * by_dense.get(i, 0.0) + (1 - dense_weight) * by_lexical.get(i, 0.0) for i in passages
-    }
+    fused = {i: dense_weight * by_dense.get(i, 0.0) + (1 - dense_weight) * by_lexical.get(i, 0.0) for i in passages}
     order = sorted(passages, key=lambda i: -fused[i])[:k]
     tops = {p.id for p in dense[:k]}, {p.id for p in lexical[:k]}
     return [replace(passages[i], score=fused[i], ranker=_finder(i, tops, (by_dense, by_lexical))) for i in order]

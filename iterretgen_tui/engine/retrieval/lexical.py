@@ -12,8 +12,9 @@ conjunction of a whole draft would match nothing.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Protocol, Sequence
+from typing import Protocol
 
 from ..passages import Passage
 

@@ -36,9 +36,7 @@ class HistoryScreen(ModalScreen[int | None]):
         with Vertical(classes="dialog", id="history") as dialog:
             dialog.border_title = "History"
             if self.conversations:
-                yield OptionList(
-                    *(Option(summary_label(c), id=str(c.id)) for c in self.conversations)
-                )
+                yield OptionList(*(Option(summary_label(c), id=str(c.id)) for c in self.conversations))
             else:
                 yield Static("No saved conversations yet.")
         yield Footer()

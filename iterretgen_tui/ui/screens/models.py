@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable
 
 from rich.text import Text
 from textual import work
@@ -72,7 +72,13 @@ def rows(settings: Settings) -> list[Row]:
     )
     entries = catalogue.load()
     listed = [
-        Row(i.name, i.kind, i.source, models.human(i.size_bytes), entries[i.name].description if i.name in entries else i.path)
+        Row(
+            i.name,
+            i.kind,
+            i.source,
+            models.human(i.size_bytes),
+            entries[i.name].description if i.name in entries else i.path,
+        )
         for i in found
     ]
     listed += [
@@ -166,7 +172,10 @@ class ModelsScreen(ModalScreen[Settings | None]):
     def on_found(self, message: Found) -> None:
         if message.hub is not None:
             line = self.query_one("#hub-line", Static)
-            line.update(message.hub or "The hub can be reached: select a model that is not installed and press Enter to pull it.")
+            line.update(
+                message.hub
+                or "The hub can be reached: select a model that is not installed and press Enter to pull it."
+            )
             line.set_class(bool(message.hub), "offline")
         if message.devices is not None:
             self.where = message.devices

@@ -33,7 +33,9 @@ class PassageScreen(ModalScreen[None]):
                 yield Static(self.origin.describe(search_words), classes="origin", markup=False)
             if self.stale:
                 yield Static(
-                    Text(f"⚠ The file {self.stale}: this text may no longer be what it says. Ctrl+R re-indexes the folder."),
+                    Text(
+                        f"⚠ The file {self.stale}: this text may no longer be what it says. Ctrl+R re-indexes the folder."
+                    ),
                     classes="stale",
                 )
             with VerticalScroll():

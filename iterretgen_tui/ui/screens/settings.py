@@ -14,7 +14,6 @@ from ...config import DEVICES, ConfigError, Settings
 from ...engine.loop.options import QUERY_MODES
 from ...engine.retrieval.modes import RETRIEVAL_MODES
 
-
 # (setting, label, choices): choices is a tuple for a list, int or bool for those kinds,
 # str for free text (empty keeps the current value where one is required).
 FIELDS = (
@@ -51,7 +50,10 @@ class SettingsScreen(ModalScreen[Settings | None]):
                 for name, label, choices in FIELDS:
                     yield Label(label)
                     yield self.widget(name, choices)
-            yield Label("Model changes load in the background (a new embedder indexes the folder again); F5 lists the models.", classes="hint")
+            yield Label(
+                "Model changes load in the background (a new embedder indexes the folder again); F5 lists the models.",
+                classes="hint",
+            )
             with Horizontal(classes="buttons"):
                 yield Button("Save", variant="primary", id="save")
                 yield Button("Cancel", id="cancel")
