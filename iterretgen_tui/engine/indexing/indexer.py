@@ -144,16 +144,7 @@ def sync_folder(
             # short must not make the next one read (and OCR) those files again.
             index.commit(meta={"chunking": signature, "ocr": ocr})
             reprocess_all = reprocess_ocr = False
-        todo = []
-        for entry in entries:
-            record = known.get(str(entry.path))
-            reprocess = reprocess_all or (reprocess_ocr and read_by_ocr(entry.path))
-            if record is None or reprocess or not _same_stat(record, entry):
-                todo.append((entry, reprocess))
-            elif record.skip:
-                report.skipped.append(Skip(record.path, record.skip))
-            else:
-                report.unchanged += 1
+        todo = _changed(entries, known, report, reprocess_all, reprocess_ocr)
         writer = _Writer(index, embedder, report, cancel, progress, [entry for entry, _ in todo])
         writer.ocr = OcrRun(cancel) if ocr == "auto" else None
         gone = set(known) - {str(e.path) for e in entries}
@@ -171,6 +162,28 @@ def sync_folder(
         _remove(index, report, known, [path for path in gone if path in known], meta or None)
     report.ocr_pages = writer.ocr.pages_done if writer.ocr else 0
     return _finish(report, index, writer, started)
+
+
+def _changed(
+    entries: list[FileEntry],
+    known: dict[str, FileRecord],
+    report: IndexReport,
+    reprocess_all: bool,
+    reprocess_ocr: bool,
+) -> list[tuple[FileEntry, bool]]:
+    """The files to read, each with whether it must be read again whatever its hash; the
+    rest are counted unchanged (or listed as skipped again)."""
+    todo = []
+    for entry in entries:
+        record = known.get(str(entry.path))
+        reprocess = reprocess_all or (reprocess_ocr and read_by_ocr(entry.path))
+        if record is None or reprocess or not _same_stat(record, entry):
+            todo.append((entry, reprocess))
+        elif record.skip:
+            report.skipped.append(Skip(record.path, record.skip))
+        else:
+            report.unchanged += 1
+    return todo
 
 
 def _sync_file(
