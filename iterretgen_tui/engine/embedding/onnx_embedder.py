@@ -43,7 +43,7 @@ class _OnnxRuntime:
 
 class _OpenVino:
     """Batches in flight at once, one per OpenVINO stream: on 2 cores two single-threaded
-    streams beat one two-threaded batch at a time by about 10% (docs/performance.md)."""
+    streams beat one two-threaded batch at a time (docs/performance.md)."""
 
     def __init__(self, model: Path, threads: int | None) -> None:
         import openvino as ov
@@ -53,8 +53,8 @@ class _OpenVino:
             config["INFERENCE_NUM_THREADS"] = threads
         self.compiled = ov.Core().compile_model(str(model), "CPU", config)
         self.jobs = int(self.compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS"))
-        # Requests outlive calls: a new one pays again for each input shape (a scifact
-        # question took 11 ms on a new request, 5 ms on a used one). A call takes its own
+        # Requests outlive calls: a new one pays again for each input shape (docs/
+        # performance.md). A call takes its own
         # from here, so the indexer and a question never share one (list.pop and append
         # are atomic).
         self.idle: list = []
@@ -164,7 +164,7 @@ class OnnxEmbedder(Embedder):
         variant: str = "fp32",
         metric: str | None = None,
         query_path: str | Path | None = None,
-        batch_size: int = 8,  # beat 32 on 2 cores: 2.3x torch against 1.9x on hotpotqa texts (docs/performance.md)
+        batch_size: int = 8,  # beat 32 on 2 cores (docs/performance.md)
         name: str | None = None,
         threads: int | None = None,
         status: Callable[[str], None] = lambda message: None,
