@@ -74,6 +74,24 @@ def fake_retriever(dataset):
     return Retriever(embedder, ListIndex(embedder, passages))
 
 
+def toy_eval_args(root, out) -> list[str]:
+    """`eval` over the toy, scripted for the paper's retrieval: dense, iteration 2 with the draft alone."""
+    return [
+        "eval",
+        str(root),
+        "--iterations",
+        "1,2",
+        "--top-k",
+        "1",
+        "--query-mode",
+        "draft",
+        "--retrieval",
+        "dense",
+        "--out",
+        str(out),
+    ]
+
+
 def test_load_dataset_reads_qrels_and_answers(tmp_path):
     dataset = load_dataset(write_dataset(tmp_path / "toy"))
     assert dataset.name == "toy" and dataset.has_answers
@@ -276,25 +294,7 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
     fake_models.append(ScriptedGenerator(reader))
     out = tmp_path / "results" / "toy.json"
     # The toy is scripted for the paper's retrieval: dense, iteration 2 with the draft alone.
-    assert (
-        main(
-            [
-                "eval",
-                str(root),
-                "--iterations",
-                "1,2",
-                "--top-k",
-                "1",
-                "--query-mode",
-                "draft",
-                "--retrieval",
-                "dense",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
+    assert main(toy_eval_args(root, out)) == 0
     summary = json.loads(out.read_text())
     assert list(summary) == [
         "dataset",
@@ -356,20 +356,7 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
 def test_eval_resumes_after_interruption(tmp_path, fake_models, capsys):
     root = write_dataset(tmp_path / "toy")
     out = tmp_path / "toy.json"
-    args = [
-        "eval",
-        str(root),
-        "--iterations",
-        "1,2",
-        "--top-k",
-        "1",
-        "--query-mode",
-        "draft",
-        "--retrieval",
-        "dense",
-        "--out",
-        str(out),
-    ]
+    args = toy_eval_args(root, out)
     fake_models.append(Interrupt(calls=3))  # q1 completes, q2 is cut during its second draft
     assert main(args) == 130
     records = out.with_suffix(".jsonl")
