@@ -63,11 +63,7 @@ def embedded_texts(folder: Path) -> list[str]:
     from iterretgen_tui.engine.indexing import documents
     from iterretgen_tui.engine.indexing.indexer import embedding_text
 
-    return [
-        embedding_text(c)
-        for path in sorted(folder.iterdir())
-        for c in documents.passages(path, path.read_bytes(), words=100, overlap=20)
-    ]
+    return [embedding_text(c) for path in sorted(folder.iterdir()) for c in documents.passages(path, path.read_bytes())]
 
 
 def timed(command: list[str], home: Path) -> tuple[float, str]:

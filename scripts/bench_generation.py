@@ -59,6 +59,8 @@ def token_rate(stream) -> float:
 
 
 class FixedRetriever:
+    embedder = None  # measuring generation only: no evidence sentence is scored
+
     def __init__(self, passages):
         self.passages = passages
 

@@ -21,6 +21,7 @@ import os
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from bench_common import print_report
@@ -65,11 +66,7 @@ def qa(args) -> dict:
                 question,
                 retriever=retriever,
                 generator=generator,
-                iterations=args.iterations,
-                top_k=settings.top_k,
-                max_tokens=settings.max_tokens,
-                keep_passages=settings.keep_passages,
-                query_mode=settings.query_mode,
+                options=replace(settings.loop, iterations=args.iterations),
             )
         )
         final = records[-1]["iterations"][records[-1]["adaptive"]["t"] - 1]["answer"]

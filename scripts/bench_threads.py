@@ -150,11 +150,7 @@ def main() -> None:
                 question,
                 retriever=retriever,
                 generator=timed,
-                iterations=settings.iterations,
-                top_k=settings.top_k,
-                max_tokens=settings.max_tokens,
-                keep_passages=settings.keep_passages,
-                query_mode=settings.query_mode,
+                options=settings.loop,
             )
             seconds[mode].append(record["seconds"])
             first_token[mode].append(timed.first)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from textual.widgets import Input, Markdown, OptionList, Select, Static
 
 from iterretgen_tui import config
@@ -13,7 +15,7 @@ from iterretgen_tui.ui.iterations import IterationPane
 from iterretgen_tui.ui.screens.passage import PassageScreen
 from iterretgen_tui.ui.screens.settings import SettingsScreen
 
-from .tui_support import DRAFTS, QUESTION, FakeSession, HeldGenerator, make_app, pilot_test, wait_for
+from .tui_support import DRAFTS, QUESTION, SCRIPTED, FakeSession, HeldGenerator, make_app, pilot_test, wait_for
 
 SIZE = (180, 50)
 
@@ -365,16 +367,7 @@ async def test_the_evidence_is_shown_under_the_answer(tmp_path):
 async def test_no_answer_found_is_said_plainly_and_the_evidence_leads(tmp_path):
     # The model reasons without ever stating an answer, and has none when asked.
     generator = HeldGenerator(["Gustave Eiffel was an engineer of great renown.", ""])
-    settings = config.Settings(
-        llm="scripted-llm",
-        embedder="hash-embedder",
-        device="cpu",
-        iterations=1,
-        top_k=2,
-        query_mode="draft",
-        keep_passages=False,
-    )
-    app, _ = make_app(tmp_path, settings, generator=generator)
+    app, _ = make_app(tmp_path, replace(SCRIPTED, iterations=1), generator=generator)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, app.ready.is_set)
         await ask_and_wait(pilot)

@@ -9,7 +9,6 @@ from dataclasses import replace
 from textual.widgets import DataTable, OptionList, ProgressBar, Static
 
 from iterretgen_tui import config, models, paths
-from iterretgen_tui.config import Settings
 from iterretgen_tui.engine.indexing.staleness import CHANGED
 from iterretgen_tui.engine.passages import Passage
 from iterretgen_tui.ui.iterations import IterationPane
@@ -18,17 +17,9 @@ from iterretgen_tui.ui.screens.passage import PassageScreen
 from iterretgen_tui.ui.welcome import Welcome
 
 from .test_tui import SIZE, answered, answers, ask_and_wait, status_text
-from .tui_support import CORPUS, make_app, pilot_test, wait_for
+from .tui_support import CORPUS, SCRIPTED, make_app, pilot_test, wait_for
 
-DEMO = Settings(
-    llm="smollm2-135m",
-    embedder="hash-embedder",
-    device="cpu",
-    iterations=3,
-    top_k=2,
-    query_mode="draft",
-    keep_passages=True,
-)
+DEMO = replace(SCRIPTED, llm="smollm2-135m", keep_passages=True)
 DEVICES = {"llm": "cpu", "embedder": "cpu", "summary": "llm cpu · embedder cpu", "problems": []}
 
 

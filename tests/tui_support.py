@@ -144,6 +144,18 @@ class FakeSession(Session):
         return super().ask(question, cancel=cancel, options=options)
 
 
+# The scripted drafts tell the paper's story: iteration 2 retrieves with the draft alone.
+SCRIPTED = Settings(
+    llm="scripted-llm",
+    embedder="hash-embedder",
+    device="cpu",
+    iterations=3,
+    top_k=2,
+    query_mode="draft",
+    keep_passages=False,
+)
+
+
 def make_app(
     tmp_path: Path, settings: Settings | None = None, *, folder: Path | None = None, **session_kwargs
 ) -> tuple[ChatApp, list[FakeSession]]:
@@ -156,16 +168,7 @@ def make_app(
         return sessions[-1]
 
     folder = folder or tmp_path / "docs"
-    # The scripted drafts tell the paper's story: iteration 2 retrieves with the draft alone.
-    settings = settings or Settings(
-        llm="scripted-llm",
-        embedder="hash-embedder",
-        device="cpu",
-        iterations=3,
-        top_k=2,
-        query_mode="draft",
-        keep_passages=False,
-    )
+    settings = settings or SCRIPTED
     return ChatApp(settings, folder, factory), sessions
 
 
