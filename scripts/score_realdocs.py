@@ -78,6 +78,8 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
         "right_file_in_sources": any(Path(p.source).name == item["file"] for p in final.sources),
         "iterations": len(final.iterations),
         "seconds": round(seconds, 2),
+        "iteration_seconds": [round(trace.seconds, 2) for trace in final.iterations],
+        "prompt_tokens": [trace.prompt_tokens for trace in final.iterations],
         "drafts": [trace.draft for trace in final.iterations],
     }
 

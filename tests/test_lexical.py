@@ -13,7 +13,13 @@ import pytest
 from iterretgen_tui.engine.indexing import index as index_module
 from iterretgen_tui.engine.indexing.index import IndexMismatchError, PassageIndex
 from iterretgen_tui.engine.indexing.indexer import open_folder_index, sync_corpus, sync_folder
-from iterretgen_tui.engine.retrieval.lexical import MAX_TERMS, LexicalRetriever, match_expression
+from iterretgen_tui.engine.retrieval.lexical import (
+    MAX_TERMS,
+    LexicalRetriever,
+    match_expression,
+    query_terms,
+    within_budget,
+)
 
 from .fakes import HashEmbedder
 from .test_index import consistency
@@ -102,11 +108,27 @@ def test_operators_and_punctuation_are_literal_words(index):
 
 def test_a_long_draft_is_a_capped_disjunction_that_keeps_its_last_terms():
     words = [f"w{n}" for n in range(1000)]
-    match = match_expression(" ".join(words) + " the THE w999 " + "question words")
-    terms = match.split(" OR ")
+    terms = query_terms(" ".join(words) + " the THE w999 " + "question words")
     assert len(terms) == MAX_TERMS and len(set(terms)) == MAX_TERMS
-    assert terms[-2:] == ['"question"', '"words"'] and '"w999"' in terms and '"w0"' not in terms
-    assert match_expression("The of AND the") is None and match_expression("") is None
+    assert terms[-2:] == ["question", "words"] and "w999" in terms and "w0" not in terms
+    assert query_terms("The of AND the") == [] and query_terms("") == []
+    assert match_expression(["xq-4471", "gasket"]) == '"xq-4471" OR "gasket"' and match_expression([]) is None
+
+
+def test_the_commonest_terms_are_left_out_past_the_postings_budget():
+    counts = {"cells": 9_000, "protein": 4_000, "kinase": 300, "zebrafish": 20}
+    terms = ["cells", "zebrafish", "protein", "kinase", "xq-4471"]
+    assert within_budget(terms, counts, budget=5_000) == ["zebrafish", "protein", "kinase", "xq-4471"]
+    assert within_budget(terms, counts, budget=1_000) == ["zebrafish", "kinase", "xq-4471"]
+    # the rarest term the index holds stays, however long its list
+    assert within_budget(["cells", "xq-4471"], counts, budget=10) == ["cells", "xq-4471"]
+    assert within_budget(terms, counts, budget=100_000) == terms
+
+
+def test_term_frequencies_are_the_keyword_index_counts(index):
+    counts = index.term_frequencies(["gasket", "blue", "nowhere", "crème"])
+    assert counts["gasket"] == 2 and "nowhere" not in counts and "crème" not in counts
+    assert index.term_frequencies([]) == {}
 
 
 def test_bm25_ranks_by_rare_shared_terms_and_weights_the_title(index):

@@ -213,6 +213,21 @@ class PassageIndex:
             found = {p.id: p for p in self.passages(row[0] for row in rows)}
         return [found[i].with_score(-score) for i, score in rows if i in found]
 
+    def term_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many passages hold each term (as the keyword index tokenizes; terms it
+        does not hold are left out): the lexical retriever drops the commonest terms of a
+        long query by these counts."""
+        if not terms:
+            return {}
+        with self._mutex:
+            # fts5vocab reads the keyword index's own term list; a temp table, so the file's
+            # schema stays as it is.
+            self._db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.lexical_terms USING fts5vocab(main, lexical, row)"
+            )
+            rows = self._db.execute(f"SELECT term, doc FROM temp.lexical_terms WHERE term IN ({_marks(terms)})", terms)
+            return dict(rows.fetchall())
+
     def passages(self, ids: Iterable[int]) -> list[Passage]:
         """Passages by id in the order asked; ids no longer in the index are left out."""
         ids = [int(i) for i in ids]

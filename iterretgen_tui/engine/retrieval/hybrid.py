@@ -15,6 +15,7 @@ knowing.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Protocol
 
@@ -42,13 +43,17 @@ class HybridRetriever:
         self.lexical = lexical
         self.depth = depth
         self.dense_weight = dense_weight
+        # The keyword search runs beside the query's encoding: SQLite and the encoder both
+        # release the GIL, so a search costs about the slower of the two, not their sum.
+        self._beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="keyword-search")
 
     def retrieve_many(self, queries: Sequence[str], k: int) -> list[list[Passage]]:
         if not queries:
             return []
         depth = max(k, self.depth)
+        lexical_future = self._beside.submit(self.lexical.retrieve_many, queries, depth)
         dense = self.dense.retrieve_many(queries, depth)
-        lexical = self.lexical.retrieve_many(queries, depth)
+        lexical = lexical_future.result()
         return [
             fuse(by_dense, by_lexical, k, dense_weight=self.dense_weight)
             for by_dense, by_lexical in zip(dense, lexical)

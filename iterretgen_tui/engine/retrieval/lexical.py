@@ -23,6 +23,12 @@ from ..passages import Passage
 # last distinct terms are the ones kept.
 MAX_TERMS = 64
 MAX_TERM_CHARS = 64  # longer "words" are noise (hashes, runs of hyphenated tokens)
+# bm25 scores every passage that holds any query term (FTS5 has no top-k pruning), so a
+# query's cost is the length of its terms' posting lists. Past this many postings the
+# commonest terms are left out, rarest kept first: they weigh least in bm25 and cost most.
+# Small folders never reach it; at 100,000 passages it keeps a search under the latency
+# goal (docs/performance.md, "Hybrid retrieval").
+POSTINGS_BUDGET = 10_000
 # The title's terms count this many times a text term's in bm25 (docs/evaluation.md).
 TITLE_WEIGHT = 2.0
 
@@ -42,10 +48,12 @@ STOP_WORDS = frozenset(
 class KeywordSearch(Protocol):
     def lexical_search(self, match: str, k: int, *, title_weight: float = 1.0) -> list[Passage]: ...
 
+    def term_frequencies(self, terms: Sequence[str]) -> dict[str, int]: ...
 
-def match_expression(text: str) -> str | None:
-    """``text`` as an FTS5 query: its distinct non-stop-word terms, quoted, joined by OR;
-    None when nothing is left to search for (empty, punctuation, emoji, stop words)."""
+
+def query_terms(text: str) -> list[str]:
+    """``text``'s distinct non-stop-word terms, lower-cased, the last ``MAX_TERMS`` of them in
+    text order; empty when nothing is left to search for (punctuation, emoji, stop words)."""
     kept: dict[str, None] = {}
     for word in reversed(_WORD.findall(text)):
         term = word.lower()
@@ -54,9 +62,27 @@ def match_expression(text: str) -> str | None:
         kept[term] = None
         if len(kept) == MAX_TERMS:
             break
-    if not kept:
-        return None
-    return " OR ".join(f'"{term}"' for term in reversed(kept))
+    return list(reversed(kept))
+
+
+def match_expression(terms: Sequence[str]) -> str | None:
+    """The terms as a safe FTS5 query: each quoted, joined by OR; None for no terms."""
+    return " OR ".join(f'"{term}"' for term in terms) or None
+
+
+def within_budget(terms: Sequence[str], frequencies: dict[str, int], budget: int = POSTINGS_BUDGET) -> list[str]:
+    """The terms whose posting lists fit ``budget`` together, rarest first, in their query
+    order. The rarest term the index holds is kept whatever its length, and so is every term
+    it has no count for (a hyphenated code is a phrase of its parts, an accented word is
+    folded): those cost nothing to keep."""
+    total, kept = 0, set()
+    for term in sorted(terms, key=lambda t: frequencies.get(t, 0)):
+        count = frequencies.get(term, 0)
+        if total and total + count > budget:
+            break
+        total += count
+        kept.add(term)
+    return [t for t in terms if t in kept]
 
 
 class LexicalRetriever:
@@ -64,16 +90,20 @@ class LexicalRetriever:
 
     embedder = None  # no embedder: answers from keyword search alone carry no evidence sentence
 
-    def __init__(self, index: KeywordSearch, *, title_weight: float = TITLE_WEIGHT) -> None:
+    def __init__(
+        self, index: KeywordSearch, *, title_weight: float = TITLE_WEIGHT, postings_budget: int = POSTINGS_BUDGET
+    ) -> None:
         self.index = index
         self.title_weight = title_weight
+        self.postings_budget = postings_budget
 
     def retrieve_many(self, queries: Sequence[str], k: int) -> list[list[Passage]]:
         return [self.retrieve(query, k) for query in queries]
 
     def retrieve(self, query: str, k: int) -> list[Passage]:
-        match = match_expression(query)
-        if match is None or k < 1:
+        terms = query_terms(query)
+        if not terms or k < 1:
             return []
+        match = match_expression(within_budget(terms, self.index.term_frequencies(terms), self.postings_budget))
         found = self.index.lexical_search(match, k, title_weight=self.title_weight)
         return [replace(p, ranker="lexical") for p in found]
