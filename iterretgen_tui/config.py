@@ -43,6 +43,9 @@ class Settings:
     passage_words: int = ChunkOptions.words
     passage_overlap: int = ChunkOptions.overlap
     ocr: str = "auto"  # read scanned PDF pages and images by OCR ("auto") or not ("off")
+    # The chat pulls the default reader by itself when it is missing (docs/models.md);
+    # off for metered connections.
+    auto_pull: bool = True
     last_folder: str = ""
 
     @property

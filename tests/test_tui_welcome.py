@@ -199,7 +199,7 @@ class FakePull:
         bar = tqdm_class(total=self.size, initial=self.have, desc="model.gguf")
         while self.have < self.size:
             if self.have >= self.size // 2:
-                self.release.wait(10)
+                self.hold(bar)
             bar.update(self.size // 10)  # raises when the pull is stopped: the bytes stay
             self.have += self.size // 10
         record = models.Pulled(name, "llm", "test/repo", "0" * 40, {"model.gguf": {"size": self.size, "sha256": None}})
@@ -207,6 +207,14 @@ class FakePull:
         (record.folder / "model.gguf").write_bytes(b"GGUF")
         record.save()
         return record
+
+    def hold(self, bar) -> None:
+        """Wait for ``release`` (10 s at most) while reporting: a stopped pull ends here, as a
+        download does at its next chunk."""
+        for _ in range(500):
+            if self.release.wait(0.02):
+                return
+            bar.update(0)
 
 
 def models_app(tmp_path, pull=None, settings=DEMO, **kwargs):

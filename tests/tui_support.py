@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from iterretgen_tui import models
 from iterretgen_tui.config import Settings
 from iterretgen_tui.engine.indexing.index import FileRecord
 from iterretgen_tui.engine.indexing.indexer import IndexProgress, IndexReport
@@ -119,6 +120,8 @@ class FakeSession(Session):
         self.asked: list[tuple[str, LoopOptions]] = []
 
     def load_models(self, status: Callable[[str], None] = lambda text: None) -> None:
+        if self.settings.llm == models.DEFAULT_LLM:  # read in its place until pulled, as the chat's Session does
+            self.reader_note = models.choose_reader(self.settings.llm, fallback=True).note
         status("loading LLM scripted-llm")
         if self.loaded is not None:
             self.loaded.wait(10)

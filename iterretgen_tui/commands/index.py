@@ -15,6 +15,7 @@ from typing import TextIO
 
 from ..cli import add_model_flags, settings_from
 from ..engine.indexing.indexer import IndexProgress, IndexReport
+from ..models import duration
 
 MAX_SKIPS_SHOWN = 20
 
@@ -101,7 +102,7 @@ class ProgressLine:
         if now - self.last < self.interval:
             return
         self.last = now
-        eta = "" if p.eta_seconds is None else f", about {_duration(p.eta_seconds)} left"
+        eta = "" if p.eta_seconds is None else f", about {duration(p.eta_seconds)} left"
         text = f"indexing: {p.files_done}/{p.files_total} files, {p.passages_done} passages, {p.rate:.1f}/s{eta}"
         if p.ocr_note:
             text += f", {p.ocr_note}"
@@ -121,15 +122,6 @@ class ProgressLine:
             self.stream.flush()
             self.width = 0
         self.last = 0.0
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
 @contextmanager

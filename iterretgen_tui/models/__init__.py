@@ -21,7 +21,7 @@ from .catalogue import CHAT_KINDS, Entry
 
 EMBEDDED_LLM = "smollm2-135m"
 EMBEDDED_EMBEDDER = "all-minilm-l6-v2"
-DEFAULT_LLM = "qwen2.5-coder-1.5b-instruct"  # pulled once (`make models`); see docs/models.md
+DEFAULT_LLM = "qwen2.5-coder-1.5b-instruct"  # pulled once, by the chat or `make models`; see docs/models.md
 
 GGUF_MAGIC = b"GGUF"
 MANIFEST = ".pulled.json"  # written last by a pull: a folder without it is unfinished
@@ -253,3 +253,13 @@ def human(size: int | None) -> str:
             return f"{size:.0f} {unit}"
         size /= 1000
     return f"{size:.1f} GB"
+
+
+def duration(seconds: float) -> str:
+    """A time left, for progress lines (indexing, pulls)."""
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"

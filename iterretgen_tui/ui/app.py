@@ -1,11 +1,13 @@
 """The chat app: the conversation on the left, one pane per iteration on the right, a
 status line below.
 
-Model work runs in two thread workers, never on the UI thread: ``prepare`` loads the
+Model work runs in thread workers, never on the UI thread: ``prepare`` loads the
 models and indexes the folder once; ``answer`` drives one question through the
 session's event generator (exclusive: a new question replaces the old, whose cancel
 Event is set first). ``prepare`` reports through the typed messages in messages.py;
-``answer`` through the ordered feed in driver.py, which the UI drains in batches.
+``answer`` through the ordered feed in driver.py, which the UI drains in batches. When
+the default reader is not pulled yet, ``auto_pull_worker`` pulls it (pulling.py) and the
+app then prepares again with it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import logging
 import re
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
@@ -28,7 +31,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input
 
-from .. import config, paths
+from .. import config, models, paths
 from .. import history as history_module
 from ..config import Settings
 from ..engine.errors import IterRetGenError
@@ -48,6 +51,7 @@ from .conversation import AnswerView, ChatLog
 from .driver import FLUSH_SECONDS, Abandoned, Failed, Feed, Item, SessionLike, Tokens, abandonable, pump
 from .iterations import IterationPane, IterationPanes
 from .messages import Activity, FeedReady, IndexProgressed, Prepared
+from .pulling import AutoPull, PullFinished, PullFunction, PullProgressed, pull_model, pull_reporting
 from .screens.export import ExportScreen
 from .screens.help import HelpScreen
 from .screens.history import HistoryScreen
@@ -126,6 +130,8 @@ class ChatApp(App):
         self.stop_preparing = threading.Event()  # stops the preparing under way: replaced, or the app quits
         self.overview = Overview(str(folder), settings.llm, settings.embedder)
         self.models_screen_options: dict = {}  # ModelsScreen's pull, devices, unreachable: tests pass fakes
+        self.auto_pull: AutoPull | None = None  # the app's own pull of the default reader, once started
+        self.auto_pull_function: PullFunction = pull_model  # tests pass a fake
         self.current: Asking | None = None
         self.feed = Feed()
         self.run_ids = itertools.count(1)
@@ -159,6 +165,8 @@ class ChatApp(App):
         self.stop_preparing.set()
         if self.current is not None:
             self.current.cancel.set()
+        if self.auto_pull is not None:
+            self.auto_pull.stop.set()  # it stops at its next report; the next start resumes it
 
     @property
     def main(self) -> Screen:
@@ -251,8 +259,7 @@ class ChatApp(App):
             settings = message.settings
             self.status.set_info(message.info)
             self.status.set_activity("ready")
-            if message.info.get("llm_note"):  # the default reader is not pulled yet
-                self.notify(message.info["llm_note"], title="Reader", timeout=30)
+            self.reader_changed(settings.llm, message.info.get("llm_note", ""))
             self.show_overview(
                 progress=None,
                 error="",
@@ -272,6 +279,93 @@ class ChatApp(App):
                 timeout=15,
             )
         self.ready.set()
+
+    # The default reader, pulled in the background while the embedded one reads (issue 23).
+
+    def reader_changed(self, llm: str, note: str) -> None:
+        """A session for ``llm`` is ready; ``note`` says why the embedded model reads in its
+        place, if it does."""
+        pull = self.auto_pull
+        if not note:
+            if pull is not None and pull.state == "loading" and llm == pull.name:
+                pull.state = "done"
+                self.notify(f"Now reading with {pull.name}", title="Reader", timeout=15)
+        elif pull is None and self.settings.auto_pull:  # once a run: a failure is not retried by itself
+            self.start_auto_pull()
+        elif pull is None:
+            self.notify(note, title="Reader", timeout=30)
+
+    def start_auto_pull(self) -> None:
+        name = models.DEFAULT_LLM
+        self.auto_pull = AutoPull(name)
+        size = models.catalogue.load()[name].size_mb / 1000
+        self.notify(
+            f"The default reader {name} is not downloaded yet: pulling it now (about {size:.1f} GB, "
+            f"the status line shows how far). {models.EMBEDDED_LLM} answers meanwhile; the chat switches "
+            "when the pull is done. Turn auto_pull off in the settings (F2) to stop it.",
+            title="Reader",
+            timeout=30,
+        )
+        self.show_pull(f"pulling {name}…")
+        self.auto_pull_worker(self.auto_pull)
+
+    @work(thread=True, exclusive=True, group="auto-pull", exit_on_error=False)
+    def auto_pull_worker(self, pull: AutoPull) -> None:
+        pull_reporting(self.auto_pull_function, pull.name, pull.stop, self.post_message)
+
+    def on_pull_progressed(self, message: PullProgressed) -> None:
+        pull = self.auto_pull
+        if self.closing() or pull is None:
+            return
+        self.show_pull(pull.pace.line(pull.name, message.done, message.total, time.monotonic()))
+
+    def on_pull_finished(self, message: PullFinished) -> None:
+        pull = self.auto_pull
+        if self.closing() or pull is None:
+            return
+        if message.cancelled:
+            pull.state = "stopped"
+            self.show_pull(f"stopped pulling {pull.name}: {pull.retry} resumes it")
+        elif message.error:
+            pull.state = "failed"
+            self.show_pull(f"could not pull {pull.name}: the chat stays on {models.EMBEDDED_LLM}; retry: {pull.retry}")
+            self.notify(message.error, title=f"Could not pull {pull.name}", severity="error", timeout=20)
+        else:
+            self.switch_to_pulled(pull)
+
+    def switch_to_pulled(self, pull: AutoPull) -> None:
+        """Load the pulled reader in a new session, as a switch from F5 does: the old one
+        answers meanwhile, and a question it is answering runs to its end."""
+        self.show_pull("")
+        if self.settings.llm != pull.name:  # the user chose another reader meanwhile
+            pull.state = "done"
+            self.notify(f"Pulled {pull.name}: F5 switches to it", title="Reader")
+            return
+        pull.state = "loading"
+        self.status.set_activity(f"pulled {pull.name}: loading it")
+        self.prepare(self.settings)
+
+    def show_pull(self, text: str) -> None:
+        self.status.set_pull(text)
+        self.show_overview(pull=text)
+
+    def pulling_in_background(self) -> str:
+        """The model the app pulls by itself now, or "" (for the models screen)."""
+        pull = self.auto_pull
+        return pull.name if pull is not None and pull.state == "pulling" else ""
+
+    def auto_pull_set(self, on: bool) -> None:
+        """The setting changed: off stops a pull under way (resumable); on starts one when the
+        embedded model reads in the default's place."""
+        pull = self.auto_pull
+        if not on and pull is not None and pull.state == "pulling":
+            pull.stop.set()
+        elif on and (pull is None or not pull.busy) and self.reading_in_place():
+            self.start_auto_pull()
+
+    def reading_in_place(self) -> bool:
+        """Whether the embedded model reads because the default reader is not pulled yet."""
+        return self.session is not None and bool(self.session.info().get("llm_note"))
 
     # Answering.
 
@@ -443,7 +537,8 @@ class ChatApp(App):
         self.push_screen(HelpScreen())
 
     def action_models(self) -> None:
-        self.push_screen(ModelsScreen(self.settings, **self.models_screen_options), callback=self.apply_settings)
+        screen = ModelsScreen(self.settings, background=self.pulling_in_background, **self.models_screen_options)
+        self.push_screen(screen, callback=self.apply_settings)
 
     def action_settings(self) -> None:
         self.push_screen(SettingsScreen(self.settings), callback=self.apply_settings)
@@ -464,6 +559,8 @@ class ChatApp(App):
             return
         models_changed = not changed.keys().isdisjoint(MODEL_FIELDS)
         self.settings = settings
+        if "auto_pull" in changed:
+            self.auto_pull_set(settings.auto_pull)
         note = ""
         if models_changed:  # loaded in the background; the models in use answer meanwhile
             self.prepare(settings)

@@ -1,4 +1,5 @@
-"""The status line: models, device, index size, what is happening, how the last answer went."""
+"""The status line: models, device, index size, a pull of the default reader, what is
+happening, how the last answer went."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class StatusLine(Horizontal):
         super().__init__(id="status")
         self.facts = {"llm": llm, "embedder": embedder, "device": device, "passages": None}
         self.activity = ""
+        self.pull = ""  # the app's pull of the default reader: how far, or how it ended
 
     def compose(self) -> ComposeResult:
         yield Static(id="status-text", markup=False)
@@ -34,6 +36,10 @@ class StatusLine(Horizontal):
 
     def set_activity(self, text: str) -> None:
         self.activity = text
+        self._show()
+
+    def set_pull(self, text: str) -> None:
+        self.pull = text
         self._show()
 
     def show_progress(self, progress: IndexProgress) -> None:
@@ -63,7 +69,8 @@ class StatusLine(Horizontal):
             size,
         ]
         text = " · ".join(parts)
-        hint = upgrade_hint(self.facts["llm"])
+        # A pull of the default reader says more than the hint on how to pull it.
+        hint = self.pull or upgrade_hint(self.facts["llm"])
         if hint:
             text += f"  │  {hint}"
         if self.activity:

@@ -33,6 +33,7 @@ class Overview:
     progress: IndexProgress | None = None  # while indexing
     error: str = ""  # why questions cannot be answered
     activity: str = ""  # what preparing does now (loading a model, an export), before indexing
+    pull: str = ""  # the app's pull of the default reader: how far, or how it ended
 
 
 def folder_text(o: Overview) -> Text:
@@ -51,15 +52,19 @@ def folder_text(o: Overview) -> Text:
 
 
 def models_text(o: Overview) -> Text:
-    line = Text(f"chat {o.llm} · retrieval {o.embedder}")
+    # While the default reader is not pulled, the embedded one reads in its place.
+    reader = EMBEDDED_LLM if o.info.get("llm_note") else o.llm
+    line = Text(f"chat {reader} · retrieval {o.embedder}")
     if o.info.get("device"):
         line.append(f" · on {o.info['device']}")
-    if o.llm == EMBEDDED_LLM:
+    if reader == EMBEDDED_LLM:
         line.append(
             "\nSmolLM2-135M is the 135M-parameter demo model that ships with the app: fast, "
-            "but its answers are weak. Press F5 to get a better one.",
+            "but its answers are weak." + ("" if o.pull else " Press F5 to get a better one."),
             style="bold yellow",
         )
+    if o.pull:
+        line.append(f"\n{o.pull}", style="italic")
     return line
 
 

@@ -9,7 +9,6 @@ resumes where it stopped next time) or closes the screen.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -27,18 +26,10 @@ from ... import models, paths
 from ...config import Settings
 from ...models import catalogue
 from ...models.catalogue import CHAT_KINDS
+from ..pulling import PullFinished, PullFunction, PullProgressed, pull_model, pull_reporting
 
-log = logging.getLogger(__name__)
-
-PullFunction = Callable[..., object]  # models.pull.pull(name, *, tqdm_class)
 DevicesFunction = Callable[[str], dict]  # models.devices.describe_devices
 HINT = "Enter: switch to the selected model, or pull it · Esc: stop a pull, or close"
-
-
-def pull_model(name: str, *, tqdm_class) -> object:
-    from ...models.pull import pull  # huggingface_hub: imported when a pull starts
-
-    return pull(name, tqdm_class=tqdm_class)
 
 
 def describe_devices(device: str) -> dict:
@@ -95,23 +86,6 @@ def role(row: Row) -> str:
 
 
 @dataclass
-class PullProgressed(Message):
-    file: str
-    done: int
-    total: int | None
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, PullProgressed)
-
-
-@dataclass
-class PullFinished(Message):
-    name: str
-    error: str = ""
-    cancelled: bool = False
-
-
-@dataclass
 class Found(Message):
     """What a background look-up found: the hub line, or where models run."""
 
@@ -131,12 +105,14 @@ class ModelsScreen(ModalScreen[Settings | None]):
         pull: PullFunction | None = None,
         devices: DevicesFunction | None = None,
         unreachable: Callable[[], str] | None = None,
+        background: Callable[[], str] = str,
     ) -> None:
         super().__init__()
         self.settings = settings
         self.pull = pull or pull_model
         self.devices = devices or describe_devices
         self.unreachable = unreachable or hub_unreachable
+        self.background = background  # the model the app pulls by itself now, or ""
         self.where: dict = {}
         self.rows: list[Row] = []
         self.pulling: str = ""
@@ -208,6 +184,12 @@ class ModelsScreen(ModalScreen[Settings | None]):
             self.use(row)
         elif self.pulling:
             self.notify(f"{self.pulling} is being pulled: wait for it, or Esc to stop it", severity="warning")
+        elif row.name == self.background():  # pull's lock would refuse a second pull of it
+            self.notify(
+                f"{row.name} is already being pulled in the background (the status line shows how far); "
+                "the chat switches to it when it is in",
+                severity="warning",
+            )
         else:
             self.start_pull(row.name)
 
@@ -231,22 +213,7 @@ class ModelsScreen(ModalScreen[Settings | None]):
 
     @work(thread=True, exclusive=True, group="pull", exit_on_error=False)
     def pull_worker(self, name: str, stop: threading.Event) -> None:
-        from ...models.progress import PullCancelled, reporting_bar
-
-        def report(file: str, done: int, total: int | None) -> None:
-            self.post_message(PullProgressed(file, done, total))
-
-        try:
-            self.pull(name, tqdm_class=reporting_bar(report, stop))
-        except PullCancelled:
-            self.post_message(PullFinished(name, cancelled=True))
-        except models.ModelError as exc:
-            self.post_message(PullFinished(name, error=str(exc)))
-        except Exception as exc:  # shown in the window; the log keeps the traceback
-            log.exception("pulling %s failed", name)
-            self.post_message(PullFinished(name, error=str(exc) or type(exc).__name__))
-        else:
-            self.post_message(PullFinished(name))
+        pull_reporting(self.pull, name, stop, self.post_message)
 
     def on_pull_progressed(self, message: PullProgressed) -> None:
         if not self.pulling:

@@ -27,6 +27,7 @@ FIELDS = (
     ("embedder", "Embedder (name or folder)", str),
     ("query_encoder", "Query encoder (adapted name; empty: the embedder's)", str),
     ("device", "Device", DEVICES),
+    ("auto_pull", "Pull the default reader in the background when it is missing", bool),
 )
 REQUIRED = ("llm", "embedder")
 
