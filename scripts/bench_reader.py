@@ -7,10 +7,19 @@ qa: questions of a QA set through the real loop (the eval harness's own per-ques
 speed: raw llama.cpp prompt and decode tokens/s of one --llm on a real ~900-token
     prompt (the app's own prompt over hotpotqa passages), for each --threads value
     (n_threads and n_threads_batch alike).
+reuse: an iteration 2 with kept passages, in the loop's two orders (engine/loop/iterretgen.py,
+    ``carry_forward``): iteration 1 reads 5 hotpotqa passages and drafts; iteration 2 finds
+    3 new ones. Seconds to its first token with the last prompt's passages first (llama.cpp
+    reuses the evaluated prefix) and with the new ones first; the orders alternate.
+lookup: greedy drafts of iteration-1 prompts, plainly and with llama-cpp-python's
+    prompt-lookup decoding (``LlamaPromptLookupDecoding``): seconds to the first token and
+    of decoding, and whether the texts are identical.
 
 Usage:
   scripts/bench_reader.py qa --llm qwen2.5-coder-1.5b-instruct --set hotpotqa-dev200 --limit 10
   scripts/bench_reader.py speed --llm qwen2.5-coder-1.5b-instruct --threads 1,2
+  scripts/bench_reader.py reuse --llm qwen2.5-coder-1.5b-instruct --repeats 3
+  scripts/bench_reader.py lookup --llm qwen2.5-coder-1.5b-instruct --repeats 5
 """
 
 from __future__ import annotations
@@ -118,16 +127,9 @@ def _prompt_tokens(llm, count_tokens, budget: int, data: Path) -> list[int]:
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
     from iterretgen_tui.engine.loop.prompts import build_prompt
-    from iterretgen_tui.engine.passages import Passage
 
-    folder = data / "hotpotqa-dev200"
-    with (folder / "corpus.jsonl").open() as fh:
-        passages = [
-            Passage(i, doc["text"], doc["title"], doc["_id"])
-            for i, doc in ((i, json.loads(line)) for i, line in zip(range(40), fh))
-        ]
-    with (folder / "queries.jsonl").open() as fh:
-        question = json.loads(fh.readline())["text"]
+    passages, questions = _hotpot_passages(data, 40)
+    question = questions[0]
     prompt = build_prompt(question, passages, count_tokens=count_tokens, budget=budget)
     eos = llm._model.token_get_text(llm.token_eos())
     formatter = Jinja2ChatFormatter(llm.metadata["tokenizer.chat_template"], eos_token=eos, bos_token="")
@@ -172,6 +174,102 @@ def speed(args) -> dict:
     }
 
 
+def _hotpot_passages(data: Path, n: int) -> tuple[list, list[str]]:
+    from iterretgen_tui.engine.passages import Passage
+
+    folder = data / "hotpotqa-dev200"
+    with (folder / "corpus.jsonl").open() as fh:
+        passages = [
+            Passage(i, d["text"], d["title"], d["_id"]) for i, d in ((i, json.loads(x)) for i, x in zip(range(n), fh))
+        ]
+    with (folder / "queries.jsonl").open() as fh:
+        questions = [json.loads(line)["text"] for line in fh]
+    return passages, questions
+
+
+def _draft(generator, prompt, max_tokens: int) -> tuple[str, float, float]:
+    """The greedy draft of ``prompt``; seconds to its first piece and to its end."""
+    import threading
+
+    started, first, pieces = time.perf_counter(), None, []
+    for piece in generator.stream(prompt.messages, max_tokens=max_tokens, cancel=threading.Event()):
+        first = first or time.perf_counter() - started
+        pieces.append(piece)
+    return "".join(pieces), first or 0.0, time.perf_counter() - started
+
+
+def reuse(args) -> dict:
+    from iterretgen_tui.engine.loop.iterretgen import carry_forward
+    from iterretgen_tui.engine.loop.prompts import build_prompt
+
+    generator = _generator(args.llm, 4096, args.threads)
+    passages, questions = _hotpot_passages(args.data, 10 * args.repeats)
+    budget = generator.n_ctx - 256
+    seconds = {"last prompt first": [], "new first": []}
+    tokens = []
+    for r in range(args.repeats):
+        earlier, new = passages[10 * r : 10 * r + 5], passages[10 * r + 5 : 10 * r + 8]
+        orders = dict(zip(seconds, carry_forward(new, earlier)))
+        first = build_prompt(questions[r], earlier, count_tokens=generator.count_tokens, budget=budget)
+        for name in list(orders) if r % 2 == 0 else list(orders)[::-1]:
+            generator.reset()
+            _draft(generator, first, args.decode_tokens)  # iteration 1, as the loop leaves the cache
+            second = build_prompt(questions[r], orders[name], count_tokens=generator.count_tokens, budget=budget)
+            seconds[name].append(_draft(generator, second, 1)[1])
+            tokens.append(second.tokens)
+    return {
+        "llm": args.llm,
+        "cpu": cpu(),
+        "threads": generator.n_threads,
+        "repeats": args.repeats,
+        "iteration_2_prompt_tokens_median": statistics.median(tokens),
+        "iteration_2_first_token_s_median": {k: round(statistics.median(v), 2) for k, v in seconds.items()},
+        "ratio": round(statistics.median(seconds["last prompt first"]) / statistics.median(seconds["new first"]), 3),
+    }
+
+
+def lookup(args) -> dict:
+    """Prompt lookup needs the logits of every prompt token (``logits_all``) to check its
+    guesses, so it is a second model load, timed on prompt and decoding both."""
+    from llama_cpp import Llama
+    from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+    from iterretgen_tui.engine.loop.prompts import build_prompt
+
+    plain = _generator(args.llm, 4096, args.threads)
+    looking = _generator(args.llm, 4096, plain.n_threads)
+    looking._llm = Llama(
+        model_path=str(looking.path),
+        n_ctx=4096,
+        n_threads=plain.n_threads,
+        n_threads_batch=plain.n_threads,
+        logits_all=True,
+        draft_model=LlamaPromptLookupDecoding(num_pred_tokens=10),
+        verbose=False,
+    )
+    passages, questions = _hotpot_passages(args.data, 5 * args.repeats)
+    seconds = {"plain": {"prompt": [], "decode": []}, "lookup": {"prompt": [], "decode": []}}
+    identical = []
+    for r in range(args.repeats):
+        prompt = build_prompt(questions[r], passages[5 * r : 5 * r + 5], count_tokens=plain.count_tokens, budget=3840)
+        texts = {}
+        for name in ("plain", "lookup") if r % 2 == 0 else ("lookup", "plain"):
+            generator = plain if name == "plain" else looking
+            generator.reset()
+            texts[name], first, total = _draft(generator, prompt, args.decode_tokens)
+            seconds[name]["prompt"].append(first)
+            seconds[name]["decode"].append(total - first)
+        identical.append(texts["plain"] == texts["lookup"])
+    return {
+        "llm": args.llm,
+        "cpu": cpu(),
+        "threads": plain.n_threads,
+        "repeats": args.repeats,
+        "median_s": {n: {k: round(statistics.median(v), 2) for k, v in parts.items()} for n, parts in seconds.items()},
+        "identical_texts": sum(identical),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     modes = parser.add_subparsers(dest="mode", required=True)
@@ -189,11 +287,20 @@ def main() -> int:
     s.add_argument("--prompt-tokens", type=int, default=900)
     s.add_argument("--decode-tokens", type=int, default=64)
     s.add_argument("--repeats", type=int, default=3)
-    for p in (q, s):
+    others = []
+    for name in ("reuse", "lookup"):
+        other = modes.add_parser(name)
+        other.add_argument("--llm", required=True)
+        other.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: the app's)")
+        other.add_argument("--repeats", type=int, default=3)
+        other.add_argument("--decode-tokens", type=int, default=128)
+        others.append(other)
+    for p in (q, s, *others):
         p.add_argument("--out", type=Path)
         p.add_argument("--data", type=Path, default=DATA, help="the QA sets' folder")
     args = parser.parse_args()
-    print_report((qa if args.mode == "qa" else speed)(args), args.out)
+    run = {"qa": qa, "speed": speed, "reuse": reuse, "lookup": lookup}[args.mode]
+    print_report(run(args), args.out)
     return 0
 
 

@@ -5,7 +5,8 @@ Every question of each dataset is ranked once by dense retrieval and once by key
 (bm25) retrieval per tokenizer and title weight, 100 deep; each candidate then re-ranks
 those lists exactly as ``HybridRetriever`` would, and is scored by eval's own
 ``retrieval_rows`` (t=1 answer and gold recall of the top k, recall@5/10/100, nDCG@10),
-with paired differences against dense and their 95% intervals. The candidates that were
+with paired differences against dense and their 95% intervals. "postings budget" scores the
+keyword retriever's budget against none ("vs_dense" there is against no budget). The candidates that were
 measured and not shipped (reciprocal-rank fusion, plain or weighted) live here.
 
 The dataset indexes are eval's own (cached in ITERRETGEN_HOME); the keyword index is
@@ -28,7 +29,7 @@ from iterretgen_tui.engine.evaluation.datasets import load_dataset
 from iterretgen_tui.engine.evaluation.evaluate import _mean, _paired, retrieval_rows
 from iterretgen_tui.engine.indexing import index as index_module
 from iterretgen_tui.engine.retrieval import hybrid
-from iterretgen_tui.engine.retrieval.lexical import TITLE_WEIGHT, LexicalRetriever
+from iterretgen_tui.engine.retrieval.lexical import MAX_TERMS, POSTINGS_BUDGET, TITLE_WEIGHT, LexicalRetriever
 from iterretgen_tui.engine.retrieval.retriever import Retriever
 from iterretgen_tui.session import Session
 
@@ -79,6 +80,23 @@ def scored(questions, retriever, top_k: int, base_rows: list[dict] | None) -> di
     return result
 
 
+def budget_effect(questions, index, dense, texts, top_k: int) -> dict:
+    """The shipped fusion with the keyword retriever's postings budget as shipped, and
+    scaled down by the set's size to what it drops at 100,000 passages, each against no
+    budget at all (docs/performance.md, "Hybrid retrieval")."""
+    passages = len(index)
+
+    def fused(budget: int) -> hybrid.HybridRetriever:
+        return hybrid.HybridRetriever(dense, Ranked(rank(LexicalRetriever(index, postings_budget=budget), texts)))
+
+    unbounded = retrieval_rows(questions, fused(passages * MAX_TERMS), top_k=top_k)
+    scaled = POSTINGS_BUDGET * passages // 100_000
+    return {
+        f"{name} ({budget})": scored(questions, fused(budget), top_k, unbounded)
+        for name, budget in (("shipped", POSTINGS_BUDGET), ("scaled to 100,000 passages", scaled))
+    }
+
+
 def measure(dataset, embedder, top_k: int, say) -> dict:
     index = open_dataset_index(dataset, embedder, say)
     questions = list(dataset.questions)
@@ -102,6 +120,7 @@ def measure(dataset, embedder, top_k: int, say) -> dict:
         index_module.LEXICAL_TOKENIZER = TOKENIZERS["plain"]
         with index.lock():
             index.build_lexical()
+    report["postings budget"] = budget_effect(questions, index, dense, texts, top_k)
     lexical = lexical_by["plain", TITLE_WEIGHT]
     for depth in (20, 50, 100):
         for weight in (0.5, 0.6, 0.7, 0.8, 0.9):
