@@ -133,19 +133,16 @@ def generate(
 ) -> Steps[Event, None, IterationTrace | None]:
     """Retrieval-augmented generation: draft y_t from the passages, streamed, stopped as
     soon as it states its answer or repeats itself; None if cancelled."""
-    orders = [retrieved.passages]
+    candidates = retrieved.passages
     if options.keep_passages and previous:
-        orders = carry_forward(retrieved.passages, previous.passages)
-    for candidates in orders:
-        prompt = build_prompt(
-            question,
-            candidates,
-            count_tokens=generator.count_tokens,
-            budget=generator.n_ctx - options.max_tokens,
-            kind=kind,
-        )
-        if not (prompt.dropped or prompt.truncated):
-            break  # the window holds them all
+        candidates = carry_forward(candidates, previous.passages)
+    prompt = build_prompt(
+        question,
+        candidates,
+        count_tokens=generator.count_tokens,
+        budget=generator.n_ctx - options.max_tokens,
+        kind=kind,
+    )
     if prompt.dropped or prompt.truncated:
         yield ContextTrimmed(t, len(prompt.passages), prompt.dropped, prompt.truncated)
     stream = generator.stream(prompt.messages, max_tokens=options.max_tokens, cancel=cancel)
@@ -178,16 +175,10 @@ def generate(
     )
 
 
-def carry_forward(new: Sequence[Passage], earlier: Sequence[Passage]) -> list[tuple[Passage, ...]]:
-    """The orders to try for the passages found now plus the last prompt's: first the last
-    prompt's passages as they were, then the new ones, so that llama.cpp reuses the
-    evaluated prompt up to the new passages (a prompt of ten passages costs the three new
-    ones, docs/performance.md); where the window cannot hold them all, the new passages
-    first, then earlier ones not found again (the budget trims the tail)."""
-    earlier_ids, new_ids = {p.id for p in earlier}, {p.id for p in new}
-    reusing = tuple(earlier) + tuple(p for p in new if p.id not in earlier_ids)
-    new_first = tuple(new) + tuple(p for p in earlier if p.id not in new_ids)
-    return [reusing, new_first]
+def carry_forward(new: Sequence[Passage], earlier: Sequence[Passage]) -> tuple[Passage, ...]:
+    """New passages first, then earlier ones not retrieved again (the budget trims the tail)."""
+    seen = {p.id for p in new}
+    return tuple(new) + tuple(p for p in earlier if p.id not in seen)
 
 
 def final_answer(question: str, kind: str, traces: Sequence[IterationTrace], reason: StopReason, t: int) -> FinalAnswer:
