@@ -7,10 +7,11 @@ qa: questions of a QA set through the real loop (the eval harness's own per-ques
 speed: raw llama.cpp prompt and decode tokens/s of one --llm on a real ~900-token
     prompt (the app's own prompt over hotpotqa passages), for each --threads value
     (n_threads and n_threads_batch alike).
-reuse: an iteration 2 with kept passages, in the loop's two orders (engine/loop/iterretgen.py,
-    ``carry_forward``): iteration 1 reads 5 hotpotqa passages and drafts; iteration 2 finds
-    3 new ones. Seconds to its first token with the last prompt's passages first (llama.cpp
-    reuses the evaluated prefix) and with the new ones first; the orders alternate.
+reuse: an iteration 2 with kept passages: iteration 1 reads 5 hotpotqa passages and
+    drafts; iteration 2 finds 3 new ones. Seconds to its first token in the loop's order (new
+    passages first, ``carry_forward``) and with the last prompt's passages first, a candidate
+    llama.cpp would reuse the evaluated prefix of (not shipped: docs/performance.md, "The
+    reader"); the orders alternate.
 lookup: greedy drafts of iteration-1 prompts, plainly and with llama-cpp-python's
     prompt-lookup decoding (``LlamaPromptLookupDecoding``): seconds to the first token and
     of decoding, and whether the texts are identical.
@@ -209,7 +210,7 @@ def reuse(args) -> dict:
     tokens = []
     for r in range(args.repeats):
         earlier, new = passages[10 * r : 10 * r + 5], passages[10 * r + 5 : 10 * r + 8]
-        orders = dict(zip(seconds, carry_forward(new, earlier)))
+        orders = {"last prompt first": (*earlier, *new), "new first": carry_forward(new, earlier)}
         first = build_prompt(questions[r], earlier, count_tokens=generator.count_tokens, budget=budget)
         for name in list(orders) if r % 2 == 0 else list(orders)[::-1]:
             generator.reset()
