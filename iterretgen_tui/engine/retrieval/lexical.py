@@ -28,7 +28,7 @@ MAX_TERM_CHARS = 64  # longer "words" are noise (hashes, runs of hyphenated toke
 # commonest terms are left out, rarest kept first: they weigh least in bm25 and cost most.
 # Small folders never reach it; at 100,000 passages it keeps a search under the latency
 # goal (docs/performance.md, "Hybrid retrieval").
-POSTINGS_BUDGET = 10_000
+POSTINGS_BUDGET = 7_500
 # The title's terms count this many times a text term's in bm25 (docs/evaluation.md).
 TITLE_WEIGHT = 2.0
 
