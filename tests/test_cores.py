@@ -47,6 +47,7 @@ def test_runnable_tasks_are_read_from_loadavg(monkeypatch, tmp_path):
     loadavg = tmp_path / "loadavg"
     loadavg.write_text("14.04 13.73 14.00 16/198 7202\n")
     monkeypatch.setattr(cores_module, "_LOADAVG", loadavg)
+    monkeypatch.setattr(cores_module, "_TASKS", tmp_path / "no-tasks")
     assert cores_module.others_running() == 15  # the reader itself is one of the 16
     monkeypatch.setattr(cores_module, "_LOADAVG", tmp_path / "missing")  # not Linux
     assert cores_module.others_running() == 0
@@ -107,3 +108,20 @@ def test_the_live_model_changes_threads_mid_answer_without_reloading(monkeypatch
     "".join(generator.stream(messages, max_tokens=2, cancel=threading.Event()))
     assert generator.n_threads == 2 and generator._llm.ctx == context  # same context: nothing reloaded
     assert LlamaGenerator(generator.path, n_ctx=512, device="cpu", n_threads=1).cores is None  # fixed count
+
+
+def test_this_process_own_busy_threads_are_not_others(monkeypatch, tmp_path):
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text("3.10 2.00 1.50 4/198 7202\n")
+    tasks = tmp_path / "task"
+    for tid, state in ((101, "R"), (102, "R"), (103, "S"), (104, "R")):
+        (tasks / str(tid)).mkdir(parents=True)
+        (tasks / str(tid) / "stat").write_text(f"{tid} (onnx (pool)) {state} 1 2 3\n")
+    monkeypatch.setattr(cores_module, "_LOADAVG", loadavg)
+    monkeypatch.setattr(cores_module, "_TASKS", tasks)
+    assert cores_module.own_runnable_threads() == 3
+    assert cores_module.others_running() == 1  # 4 runnable, 3 of them ours
+
+
+def test_own_runnable_threads_reads_this_process():
+    assert cores_module.own_runnable_threads() >= 1  # the caller runs while it reads

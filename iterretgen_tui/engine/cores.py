@@ -20,6 +20,7 @@ from pathlib import Path
 from .machine import usable_cores
 
 _LOADAVG = Path("/proc/loadavg")
+_TASKS = Path("/proc/self/task")
 _SAMPLES = 5  # a few looks a couple of milliseconds apart: one runnable blip is not load
 
 
@@ -29,18 +30,33 @@ def half_the_cores() -> int:
 
 
 def others_running() -> int:
-    """Tasks other than the caller that are runnable now (Linux's /proc/loadavg, median of
-    a few looks); 0 where the system does not say."""
+    """Tasks of other programs that are runnable now (Linux's /proc/loadavg less this
+    process's own runnable threads, median of a few looks); 0 where the system does not say.
+    Our own threads do not count: indexing says so itself (``CoreShare.indexing``), and the
+    encoder's and FAISS's worker threads spin for a moment after a search, which would
+    otherwise halve the model's threads right after every retrieval."""
     counts = []
     for n in range(_SAMPLES):
         try:
-            runnable = _LOADAVG.read_text().split()[3].split("/")[0]
-        except (OSError, IndexError):
+            runnable = int(_LOADAVG.read_text().split()[3].split("/")[0])
+        except (OSError, IndexError, ValueError):
             return 0
-        counts.append(int(runnable) - 1)  # the caller is runnable while it reads
+        counts.append(runnable - max(own_runnable_threads(), 1))  # the caller is one of ours
         if n < _SAMPLES - 1:
             time.sleep(0.002)
     return max(sorted(counts)[len(counts) // 2], 0)
+
+
+def own_runnable_threads() -> int:
+    """This process's threads in the running state (Linux's /proc/self/task); 0 where unknown."""
+    count = 0
+    for stat in _TASKS.glob("*/stat"):
+        try:
+            # "pid (comm) S ...": the state follows the last ")", as comm may hold one
+            count += stat.read_text().rsplit(")", 1)[1].split()[0] == "R"
+        except (OSError, IndexError):
+            continue
+    return count
 
 
 class CoreShare:
