@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import pytest
@@ -56,3 +57,12 @@ def test_cuda_request_without_gpu_builds_is_a_clear_error():
         with pytest.raises(DeviceUnavailable, match="no usable CUDA"):
             resolve_device("cuda")
     assert gpu_layers("cpu") == 0 and resolve_device("cpu") == "cpu"
+
+
+def test_auto_device_without_a_gpu_driver_needs_no_torch(monkeypatch, tmp_path):
+    from iterretgen_tui.engine.embedding import embedder as embedder_module
+
+    monkeypatch.setattr(embedder_module, "_GPU_DRIVERS", (tmp_path / "nvidia", tmp_path / "kfd"))
+    monkeypatch.setattr(embedder_module.sys, "platform", "linux")
+    monkeypatch.setitem(sys.modules, "torch", None)  # importing it would fail
+    assert resolve_device("auto") == "cpu"

@@ -23,6 +23,7 @@ TEXTS = [
     "The tower is in Paris",
     "x",
     "Mitochondria " * 400,  # past max_seq_length: truncated alike
+    "Café Zoë: naïve crème brûlée, 東京, ÅNGSTRÖM",  # accents, case, CJK: the tokenizer's own rules
 ]
 
 

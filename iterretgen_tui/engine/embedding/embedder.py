@@ -9,6 +9,7 @@ index ranks by inner product, so the similarity follows the model.
 from __future__ import annotations
 
 import json
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,9 +51,15 @@ class Embedder(ABC):
         return f"{self.name}:{self.dim}:{self.metric}"
 
 
+# Where, on Linux, a GPU torch could use shows up (NVIDIA's driver, ROCm's kernel driver).
+_GPU_DRIVERS = (Path("/proc/driver/nvidia/version"), Path("/dev/kfd"))
+
+
 def resolve_device(device: str) -> str:
     if device == "cpu":
         return device
+    if device == "auto" and sys.platform == "linux" and not any(d.exists() for d in _GPU_DRIVERS):
+        return "cpu"  # no GPU driver: importing torch (seconds) to learn so is not needed
     import torch
 
     if device == "cuda" and not torch.cuda.is_available():

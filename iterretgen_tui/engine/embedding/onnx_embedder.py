@@ -87,27 +87,32 @@ class _Encoder:
     """One exported model: tokenizer, runtime, pooling."""
 
     def __init__(self, folder: Path, threads: int | None) -> None:
-        from transformers import AutoTokenizer
+        # The export's tokenizer.json, read by the tokenizers library itself: transformers'
+        # AutoTokenizer gives the same ids but its import (torch with it) costs seconds at
+        # every start of a process that embeds (docs/performance.md).
+        from tokenizers import Tokenizer
 
         self.manifest = json.loads((folder / onnx_export.MANIFEST).read_text("utf-8"))
         variant = self.manifest["variant"]
         runtime = _OpenVino if variant == "openvino-int8" else _OnnxRuntime
         self.runtime = runtime(folder / onnx_export.model_file(variant), threads)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.pad_id = (self.tokenizer.padding or {}).get("pad_id", 0)
+        self.tokenizer.no_padding()  # each batch is padded to its own longest text below
+        self.tokenizer.enable_truncation(self.manifest["max_seq_length"])
 
     def encode(self, texts: Sequence[str], batch_size: int, normalize: bool) -> np.ndarray:
         m = self.manifest
         # sentence-transformers strips (and, when configured, lowercases) before tokenising.
         texts = [t.strip().lower() if m["do_lower_case"] else t.strip() for t in texts]
-        encoded = self.tokenizer(texts, truncation=True, max_length=m["max_seq_length"])
-        order = np.argsort([-len(ids) for ids in encoded["input_ids"]], kind="stable")
+        encoded = self.tokenizer.encode_batch(texts)
+        order = np.argsort([-len(e.ids) for e in encoded], kind="stable")
         out = np.empty((len(texts), m["dim"]), dtype=np.float32)
 
         def batches():
             for start in range(0, len(texts), batch_size):
                 rows = order[start : start + batch_size]
-                batch = self.tokenizer.pad({k: [encoded[k][i] for i in rows] for k in encoded}, return_tensors="np")
-                yield rows, onnx_export.model_feed(batch, m["inputs"])
+                yield rows, onnx_export.model_feed(_padded([encoded[i] for i in rows], self.pad_id), m["inputs"])
 
         def store(rows, hidden, feed):
             out[rows] = _pool(hidden, feed["attention_mask"], m["pooling"])
@@ -116,6 +121,22 @@ class _Encoder:
         if normalize:
             out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
         return out
+
+
+def _padded(encodings: Sequence, pad_id: int) -> dict[str, np.ndarray]:
+    """A batch's ids, attention mask and token types, right-padded to its longest text."""
+    width = max(len(e.ids) for e in encodings)
+    batch = {
+        "input_ids": np.full((len(encodings), width), pad_id, dtype=np.int64),
+        "attention_mask": np.zeros((len(encodings), width), dtype=np.int64),
+        "token_type_ids": np.zeros((len(encodings), width), dtype=np.int64),
+    }
+    for row, e in enumerate(encodings):
+        n = len(e.ids)
+        batch["input_ids"][row, :n] = e.ids
+        batch["attention_mask"][row, :n] = e.attention_mask
+        batch["token_type_ids"][row, :n] = e.type_ids
+    return batch
 
 
 def _pool(hidden: np.ndarray, mask: np.ndarray, mode: str) -> np.ndarray:

@@ -48,6 +48,8 @@ class UnsupportedModel(IterRetGenError, ValueError):
 
 def unsupported_reason(folder: Path) -> str | None:
     """Why ``folder`` cannot run on ONNX, judged from its config files alone (cheap)."""
+    if not (folder / "tokenizer.json").exists():
+        return "it has no fast tokenizer (tokenizer.json)"  # what the exported model reads with
     modules = folder / "modules.json"
     if not modules.exists():
         return None  # a bare Hugging Face encoder: sentence-transformers adds mean pooling
