@@ -78,6 +78,7 @@ def fake_backends(monkeypatch, tmp_path):
     monkeypatch.setattr(backends, "build", build)
     model = tmp_path / "model"
     model.mkdir()
+    (model / "tokenizer.json").write_text("{}")  # a fast tokenizer, as the export needs
     return model, built
 
 

@@ -193,8 +193,12 @@ def _fake_libraries(monkeypatch, *, offload: bool, cuda: bool) -> None:
     import llama_cpp
     import torch
 
+    from iterretgen_tui.engine.embedding import embedder
+
     monkeypatch.setattr(llama_cpp, "llama_supports_gpu_offload", lambda: offload)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    # a GPU's driver where torch sees a GPU (without one, "auto" does not ask torch)
+    monkeypatch.setattr(embedder, "_GPU_DRIVERS", (Path(__file__) if cuda else Path("/nonexistent/gpu"),))
 
 
 def test_auto_picks_the_gpu_where_each_library_can_use_it(monkeypatch):
