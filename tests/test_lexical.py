@@ -210,9 +210,13 @@ def test_a_cancelled_build_leaves_the_old_index_and_a_rerun_builds_it(tmp_path):
     with index.lock():
         assert index.build_lexical(cancel=cancel) is False
     assert index.meta("lexical") is None and len(index) == 4
+    assert index.term_frequencies(["whey"]) == {}
+    with pytest.raises(IndexMismatchError, match="no keyword index yet"):  # not SQLite's own error
+        LexicalRetriever(index).retrieve("whey", 5)
     with index.lock():
         assert index.build_lexical() is True
     assert sources(index.lexical_search('"whey"', 5)) == ["d4"]
+    assert index.term_frequencies(["whey"]) == {"whey": 1}
 
 
 def test_another_tokenizer_rebuilds_the_keyword_index(index, monkeypatch):

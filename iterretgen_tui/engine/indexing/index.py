@@ -217,9 +217,9 @@ class PassageIndex:
         """How many passages hold each term (as the keyword index tokenizes; terms it
         does not hold are left out): the lexical retriever drops the commonest terms of a
         long query by these counts."""
-        if not terms:
-            return {}
         with self._mutex:
+            if not terms or self.meta("lexical") is None:
+                return {}  # no keyword index yet: lexical_search says so
             # fts5vocab reads the keyword index's own term list; a temp table, so the file's
             # schema stays as it is.
             self._db.execute(
