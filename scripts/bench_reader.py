@@ -26,6 +26,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import statistics
@@ -238,9 +239,9 @@ def lookup(args) -> dict:
     from iterretgen_tui.engine.loop.prompts import build_prompt
 
     plain = _generator(args.llm, 4096, args.threads)
-    looking = _generator(args.llm, 4096, plain.n_threads)
+    looking = copy.copy(plain)  # the same wrapper around a second model: one load, not two
     looking._llm = Llama(
-        model_path=str(looking.path),
+        model_path=str(plain.path),
         n_ctx=4096,
         n_threads=plain.n_threads,
         n_threads_batch=plain.n_threads,
