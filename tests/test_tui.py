@@ -117,6 +117,25 @@ async def test_question_streams_each_iteration_then_the_cited_answer(tmp_path):
 
 
 @pilot_test
+async def test_the_panes_follow_the_running_iteration_until_the_reader_scrolls_away(tmp_path):
+    generator = HeldGenerator(DRAFTS, hold_call=3, hold_token=0)
+    app, _ = make_app(tmp_path, generator=generator)
+    async with app.run_test(size=(180, 36)) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        await ask(pilot)
+        await wait_for(pilot, generator.held.is_set)
+        await pilot.pause(0.3)
+        panes, third = app.panes, app.query_one("#iteration-3", IterationPane)
+        assert 0 < panes.scroll_y == min(third.virtual_region.y, panes.max_scroll_y)  # brought into view
+
+        panes.scroll_home(animate=False, immediate=True)  # the reader goes back to iteration 1
+        generator.release.set()
+        await wait_for(pilot, lambda: answered(app))
+        await pilot.pause(0.2)
+        assert panes.scroll_y == 0 < panes.max_scroll_y  # the rest of the draft did not pull it back
+
+
+@pilot_test
 async def test_escape_cancels_at_once_and_no_more_tokens_arrive(tmp_path):
     generator = HeldGenerator(DRAFTS, hold_call=2, hold_token=2)
     app, _ = make_app(tmp_path, generator=generator)

@@ -161,12 +161,26 @@ class IterationPanes(VerticalScroll):
     what they will show while there are none."""
 
     shown: FinalAnswer | None = None  # the finished answer on show, if any
+    following: IterationPane | None = None  # the live pane whose top is kept in view
+    followed_y: float = 0.0  # where following last scrolled: a reader scrolling elsewhere ends it
 
     def on_mount(self) -> None:
         self.mount(Static(PANES_HINT, classes="panes-hint"))
 
+    def watch_virtual_size(self) -> None:
+        """Bring the live pane's top into view each time the panes grow: its place (and how
+        far there is to scroll) is known only once its passages and draft are laid out."""
+        pane = self.following
+        if pane is None or self.scroll_y != self.followed_y:
+            self.following = None
+            return
+        self.followed_y = min(pane.virtual_region.y, self.max_scroll_y)
+        # forced: the scrollbar that allows scrolling is added only after this layout
+        self.scroll_to(y=self.followed_y, animate=False, immediate=True, force=True)
+
     async def reset(self) -> None:
         self.shown = None
+        self.following = None
         for pane in self.query(IterationPane):
             await pane.stop()
         await self.remove_children()
@@ -177,12 +191,12 @@ class IterationPanes(VerticalScroll):
         earlier = [(p.t, p.passages) for p in self.query(IterationPane) if p.t < t]
         return provenance.origins(t, passages, found_by, earlier)
 
-    async def start(self, t: int) -> IterationPane:
+    async def start(self, t: int, follow: bool = True) -> IterationPane:
         await self.query(".panes-hint").remove()
         pane = IterationPane(t)
         await self.mount(pane)
-        # The new iteration is the one to watch (once laid out, so its place is known).
-        self.call_after_refresh(pane.scroll_visible, top=True, animate=False)
+        if follow:  # a live iteration is the one to watch
+            self.following, self.followed_y = pane, self.scroll_y
         return pane
 
     def pane(self, t: int) -> IterationPane | None:
@@ -199,7 +213,7 @@ class IterationPanes(VerticalScroll):
         await self.reset()
         for trace, origins in zip(final.iterations, provenance.trace_origins(final.iterations)):
             lead = self.lead(trace.t)
-            pane = await self.start(trace.t)
+            pane = await self.start(trace.t, follow=False)
             pane.show_query(trace.query, trace.searches, lead)
             await pane.finish(trace, origins, stale)
         self.shown = final
