@@ -1,12 +1,16 @@
 #!/usr/bin/env python
 """Issue 17: does the evidence sentence hold a gold answer? Printed as JSON.
 
-The evidence of iteration 1 depends only on the question and the passages retrieved with
-it, so it is scored over whole QA sets without the LLM: ``evidence_recall`` is the share
-of questions whose evidence sentence contains a gold answer; ``answer_recall`` (a gold
-answer anywhere in the top-k passages) is its ceiling. ``eval`` reports the same metric
-per iteration of real runs.
+The evidence of iteration 1 depends only on the question, the passages retrieved with
+it and the answer the model stated, so it is scored over whole QA sets without the LLM:
+``evidence_recall`` is the share of questions whose evidence sentence contains a gold
+answer, chosen without an answer; ``answer_recall`` (a gold answer anywhere in the top-k
+passages) is its ceiling. With ``--records`` (an ``eval`` run's .jsonl per set), the
+questions it holds are also scored with iteration 1's stated answer, as the loop
+chooses (``evidence_recall_with_answer``, beside ``evidence_recall`` on the same
+questions). ``eval`` reports the metric per iteration of real runs.
 Usage: scripts/evidence_recall.py DATASET_DIR [DATASET_DIR ...] [--top-k 5] [--limit N]
+       [--records RECORDS.jsonl ...]
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ def main() -> None:
     parser.add_argument("datasets", nargs="+")
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--limit", type=int, help="only the first N questions of each set")
+    parser.add_argument("--records", nargs="*", default=[], help="eval records (.jsonl): their stated answers")
     args = parser.parse_args()
+    stated = stated_answers(args.records)
     session = Session(config.load())
     session.load_embedder()
     report = {"embedder": session.embedder.identity, "top_k": args.top_k, "sets": {}}
@@ -41,19 +47,46 @@ def main() -> None:
         rows = []
         started = time.perf_counter()
         for question, passages in zip(questions, retriever.retrieve_many([q.text for q in questions], args.top_k)):
-            evidence = choose_evidence(question.text, passages, session.embedder)
-            rows.append(
-                {
-                    "evidence_recall": metrics.answer_recall([evidence.text] if evidence else [], question.answers),
-                    "answer_recall": retrieval_scores(passages, question)["answer_recall"],
-                }
-            )
+            row = {
+                "evidence_recall": recall(question, passages, session.embedder),
+                "answer_recall": retrieval_scores(passages, question)["answer_recall"],
+            }
+            if (dataset.name, question.id) in stated:
+                answer = stated[(dataset.name, question.id)]
+                row["with_answer"] = recall(question, passages, session.embedder, answer)
+            rows.append(row)
+        seconds = (time.perf_counter() - started) / len(rows)
         report["sets"][dataset.name] = {
             "n": len(rows),
-            **{key: round(fmean(r[key] for r in rows), 4) for key in rows[0]},
-            "seconds_per_question": round((time.perf_counter() - started) / len(rows), 3),
+            **{key: round(fmean(r[key] for r in rows), 4) for key in ("evidence_recall", "answer_recall")},
+            "seconds_per_question": round(seconds, 3),
         }
+        paired = [r for r in rows if "with_answer" in r]
+        if paired:
+            report["sets"][dataset.name]["records"] = {
+                "n": len(paired),
+                "evidence_recall": round(fmean(r["evidence_recall"] for r in paired), 4),
+                "evidence_recall_with_answer": round(fmean(r["with_answer"] for r in paired), 4),
+            }
     print(json.dumps(report, indent=2))
+
+
+def recall(question, passages, embedder, answer: str = "") -> float:
+    evidence = choose_evidence(question.text, passages, embedder, answer)
+    return metrics.answer_recall([evidence.text] if evidence else [], question.answers)
+
+
+def stated_answers(paths) -> dict[tuple[str, str], str]:
+    """(set, question id) -> the answer iteration 1 stated ("" when it stated none)."""
+    stated = {}
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            lines = [json.loads(line) for line in fh]
+        name = lines[0]["config"]["dataset"]  # the first line is the run's settings
+        for record in lines[1:]:
+            first = record["iterations"][0]
+            stated[(name, record["id"])] = first["answer"] if first["stated"] else ""
+    return stated
 
 
 if __name__ == "__main__":

@@ -68,6 +68,22 @@ def test_the_best_sentence_comes_with_its_closer_neighbour():
     assert alone.text == "Quit with Ctrl+Q."
 
 
+def test_the_evidence_shows_where_a_stated_answer_comes_from():
+    question = "When does the adaptive stop end the loop?"
+    plain = choose_evidence(question, FOLDER, HashEmbedder(dim=512))
+    assert "two consecutive answers agree" in plain.text
+    backing = choose_evidence(question, FOLDER, HashEmbedder(dim=512), answer="when no new passage comes")
+    assert backing.text == plain.text  # no sentence mentions it: as without an answer
+    backing = choose_evidence(question, FOLDER, HashEmbedder(dim=512), answer="the user config directory")
+    assert backing.n == 1 and "config.toml in the user config directory" in backing.text
+    # "yes" has no content word to look for; "1" is not found inside "1832"
+    assert choose_evidence(question, FOLDER, HashEmbedder(dim=512), answer="Yes.").text == plain.text
+    years = [Passage(9, "The tower opened in 1889. Its builder was born in 1832.", "Tower", "t.md")]
+    assert choose_evidence("When did it open?", years, HashEmbedder(), answer="1").text == (
+        choose_evidence("When did it open?", years, HashEmbedder()).text
+    )
+
+
 def test_no_sentences_no_evidence():
     assert choose_evidence("anything?", [Passage(1, "# Title", "T", "t.md")], HashEmbedder()) is None
     assert choose_evidence("anything?", [], HashEmbedder()) is None

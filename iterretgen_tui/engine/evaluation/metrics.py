@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..loop.answers import normalize_answer, token_f1
+from ..loop.answers import mentions, normalize_answer, token_f1
 
 
 def exact_match(prediction: str, answers: Sequence[str]) -> float:
@@ -23,10 +23,8 @@ def f1(prediction: str, answers: Sequence[str]) -> float:
 
 
 def contains_answer(text: str, answers: Sequence[str]) -> bool:
-    """A normalised gold alias occurs in the normalised text as whole words
-    (so "1" is not found inside "1505")."""
-    haystack = f" {normalize_answer(text)} "
-    return any(gold and f" {gold} " in haystack for gold in (normalize_answer(a) for a in answers))
+    """Some gold alias occurs in the text (whole words, normalised)."""
+    return any(mentions(text, answer) for answer in answers)
 
 
 def accuracy(prediction: str, answers: Sequence[str]) -> float:

@@ -1,5 +1,6 @@
 """Answer normalisation and overlap (SQuAD's definitions), shared by the adaptive
-stop and the evaluation metrics so both judge "same answer" identically."""
+stop, the evaluation metrics and the evidence so all judge "same answer" and "mentions
+the answer" identically."""
 
 from __future__ import annotations
 
@@ -10,10 +11,30 @@ from collections import Counter
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
 
+# Words that carry no fact: an answer made only of them cannot be checked against passages.
+STOPWORDS = frozenset(
+    "a an the and or but if of to in on at by for with from as is are was were be been "
+    "being it its this that these those there here he she they them his her their we you "
+    "i me my our your not no yes do does did done so than then which who whom what when "
+    "where why how can could would should will may might must also only just into about "
+    "over under after before between each all any some such one".split()
+)
+
 
 def normalize_answer(text: str) -> str:
     text = text.lower().translate(_PUNCT)
     return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in normalize_answer(text).split() if w not in STOPWORDS}
+
+
+def mentions(text: str, answer: str) -> bool:
+    """The normalised answer occurs in the normalised text as whole words (so "1" is not
+    found inside "1505")."""
+    answer = normalize_answer(answer)
+    return bool(answer) and f" {answer} " in f" {normalize_answer(text)} "
 
 
 def token_f1(prediction: str, gold: str) -> float:

@@ -2,6 +2,8 @@
 answer the question, scored by the embedder that already ranks the passages: the
 sentence closest to the question, with whichever neighbour in its passage is closer
 (the fact often sits next to the sentence that echoes the question; docs/answers.md).
+When the model stated an answer that some sentences mention, the closest of those is
+chosen: the evidence then shows where the answer comes from.
 
 Shown under every answer ("From your documents: ... [2]"), it is what the user can
 trust whatever the model wrote: a retrieved sentence, quoted, with its source.
@@ -17,6 +19,7 @@ from typing import Protocol
 import numpy as np
 
 from ..passages import Passage
+from .answers import content_words, mentions
 
 MIN_WORDS = 3  # shorter pieces are headings or list stubs, not statements
 MAX_WORDS = 60  # a run-on "sentence" (a table, a code block) is cut into windows this long
@@ -59,16 +62,20 @@ def sentences(text: str) -> list[str]:
     return found
 
 
-def choose_evidence(question: str, passages: Sequence[Passage], embedder: SentenceEmbedder) -> Evidence | None:
-    """The passages' sentence closest to the question with its closer neighbour; None
-    when no passage has a sentence."""
+def choose_evidence(
+    question: str, passages: Sequence[Passage], embedder: SentenceEmbedder, answer: str = ""
+) -> Evidence | None:
+    """The sentence closest to the question, among those that mention ``answer`` when
+    some do, with its closer neighbour; None when no passage has a sentence. An answer
+    of no content words ("yes") is not looked for."""
     split = [sentences(p.text) for p in passages]
     candidates = [(n, i, s) for n, own in enumerate(split, 1) for i, s in enumerate(own)]
     if not candidates:
         return None
     query = embedder.embed_queries([question])[0]
     scores = embedder.embed_batch([s for *_, s in candidates]) @ query
-    best = int(np.argmax(scores))
+    backing = [k for k, (*_, s) in enumerate(candidates) if mentions(s, answer)] if content_words(answer) else []
+    best = max(backing or range(len(candidates)), key=lambda k: scores[k])
     n, i, _ = candidates[best]
     passage, own = passages[n - 1], split[n - 1]
     by_position = {(cn, ci): float(score) for (cn, ci, _), score in zip(candidates, scores)}

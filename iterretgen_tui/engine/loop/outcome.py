@@ -37,7 +37,7 @@ def draft_outcome(
         "looped": guard.looped,
         "stated": bool(answer),
         "asked": asked,
-        "evidence": choose_evidence(question, prompt.passages, embedder) if embedder is not None else None,
+        "evidence": choose_evidence(question, prompt.passages, embedder, answer) if embedder is not None else None,
     }
 
 

@@ -6,17 +6,8 @@ from __future__ import annotations
 
 from enum import Enum
 
-from .answers import normalize_answer
+from .answers import content_words, normalize_answer
 from .events import FinalAnswer
-
-# Words that carry no fact: an answer made only of them cannot be checked against passages.
-STOPWORDS = frozenset(
-    "a an the and or but if of to in on at by for with from as is are was were be been "
-    "being it its this that these those there here he she they them his her their we you "
-    "i me my our your not no yes do does did done so than then which who whom what when "
-    "where why how can could would should will may might must also only just into about "
-    "over under after before between each all any some such one".split()
-)
 
 
 class Weakness(str, Enum):
@@ -31,10 +22,6 @@ class Weakness(str, Enum):
             Weakness.UNSUPPORTED: "The model's answer is not supported by the passages it read "
             "(none of them mentions it).",
         }[self]
-
-
-def content_words(text: str) -> set[str]:
-    return {w for w in normalize_answer(text).split() if w not in STOPWORDS}
 
 
 def supported(answer: str, passages_text: list[str]) -> bool:
