@@ -8,6 +8,9 @@ def test_extracts_last_so_the_answer_is():
     assert extract_answer("So the answer is 3.5 million.") == "3.5 million"
     assert extract_answer("so the answer is: **U.S.A.**") == "U.S.A"
     assert extract_answer("So the answer is 1505.\nExtra text") == "1505"
+    assert extract_answer("So the answer is Craig v. Boren. It came first.") == "Craig v. Boren"
+    assert extract_answer("So the answer is St. Louis, Missouri.") == "St. Louis, Missouri"
+    assert extract_answer("So the answer is J. M. Barrie.") == "J. M. Barrie"
 
 
 def test_falls_back_to_last_sentence():
@@ -48,6 +51,8 @@ def test_answer_complete_only_once_the_answer_is_stated():
     assert not answer_complete("The answer is:\n\n")
     assert answer_complete("The answer is:\n\nDijon.")
     assert not answer_complete("So the answer is 3.5")
+    assert not answer_complete("So the answer is Craig v. ")  # the case's name goes on
+    assert answer_complete("So the answer is Craig v. Boren. ")
     assert not answer_complete("Finding the answer is hard. Next")
 
 

@@ -237,7 +237,10 @@ _ANSWER = re.compile(
     r"(?:\bso the (?:final )?answer is|^\W*the (?:final )?answer is|^\W*answer\s*:)\s*:?\s*",
     re.IGNORECASE | re.MULTILINE,
 )
-_SENTENCE_END = re.compile(r"(?<=[^\s.A-Z])\.(?:\s|$)")
+# A stop that ends a sentence: not after an initial ("J. M. Barrie"), an ellipsis, or a
+# title or case abbreviation ("Craig v. Boren", "St. Louis"), which once cut answers short.
+_ABBREVIATIONS = ("v", "vs", "St", "Mt", "Ft", "Dr", "Mr", "Mrs", "Ms", "Jr", "Sr", "Prof", "Gen", "Lt", "Col")
+_SENTENCE_END = re.compile(r"(?<=[^\s.A-Z])" + "".join(rf"(?<!\b{a})" for a in _ABBREVIATIONS) + r"\.(?:\s|$)")
 
 
 def _after_last_marker(output: str) -> str | None:
