@@ -11,6 +11,7 @@ def test_extracts_last_so_the_answer_is():
     assert extract_answer("So the answer is Craig v. Boren. It came first.") == "Craig v. Boren"
     assert extract_answer("So the answer is St. Louis, Missouri.") == "St. Louis, Missouri"
     assert extract_answer("So the answer is J. M. Barrie.") == "J. M. Barrie"
+    assert extract_answer("So the answer is `/`.") == "/"
 
 
 def test_falls_back_to_last_sentence():

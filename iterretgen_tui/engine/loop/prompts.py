@@ -280,7 +280,8 @@ def stated_answer(output: str, kind: str = FACTOID) -> str:
 
 
 def _clean(answer: str) -> str:
-    return answer.strip().strip("*\"'` ").rstrip(".").strip()
+    # The stop may sit outside the quotes ("`/`.") or inside them ("**U.S.A.**").
+    return answer.strip().rstrip(".").strip("*\"'` ").rstrip(".").strip()
 
 
 def answer_complete(output: str, kind: str = FACTOID) -> bool:
