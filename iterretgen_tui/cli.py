@@ -46,7 +46,7 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
 
 def add_loop_flags(parser: argparse.ArgumentParser) -> None:
     """The loop's settings that `ask` and `eval` take as flags; unset, the settings file's."""
-    from .engine.loop.options import QUERY_MODES
+    from .engine.loop.options import PASSAGE_ORDERS, QUERY_MODES
 
     parser.add_argument(
         "--query-mode",
@@ -59,6 +59,13 @@ def add_loop_flags(parser: argparse.ArgumentParser) -> None:
         dest="keep_passages",
         action=argparse.BooleanOptionalAction,
         help="carry earlier iterations' passages into the next prompt (default: the setting)",
+    )
+    parser.add_argument(
+        "--passage-order",
+        dest="passage_order",
+        choices=PASSAGE_ORDERS,
+        help="where kept passages go: auto (the order measured best for the reader), "
+        "new-first, or earlier-first (faster; default: the setting)",
     )
     add_retrieval_flag(parser)
 
@@ -90,6 +97,7 @@ def settings_from(args: argparse.Namespace, **extra):
             "embed_backend",
             "query_mode",
             "keep_passages",
+            "passage_order",
             "retrieval",
         )
     }

@@ -32,6 +32,7 @@ class Settings:
     top_k: int = LoopOptions.top_k
     adaptive: bool = LoopOptions.adaptive
     keep_passages: bool = LoopOptions.keep_passages
+    passage_order: str = LoopOptions.passage_order
     query_mode: str = LoopOptions.query_mode
     max_tokens: int = LoopOptions.max_tokens
     retrieval: str = "hybrid"  # rankings every search fuses (engine/retrieval/modes.py; docs/evaluation.md)

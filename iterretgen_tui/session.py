@@ -50,6 +50,7 @@ class Session:
                 cores=self.cores,
                 repeat_penalty=settings.repeat_penalty,
                 presence_penalty=settings.presence_penalty,
+                passage_order=models.passage_order(llm_path),
             )
         except ValueError as exc:  # llama.cpp refuses a damaged or unsupported file
             raise models.ModelError(f"cannot load {llm_path}: {exc}") from None

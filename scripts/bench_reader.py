@@ -53,7 +53,8 @@ def _generator(llm: str, n_ctx: int, threads: int | None):
     from iterretgen_tui import models
     from iterretgen_tui.engine.loop.generator import LlamaGenerator
 
-    return LlamaGenerator(models.resolve_llm(llm), n_ctx=n_ctx, device="cpu", n_threads=threads)
+    path = models.resolve_llm(llm)
+    return LlamaGenerator(path, n_ctx=n_ctx, device="cpu", n_threads=threads, passage_order=models.passage_order(path))
 
 
 def qa(args) -> dict:

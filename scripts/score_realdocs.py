@@ -149,8 +149,9 @@ def main() -> None:
         "cpu": cpu_name(),
         "settings": {
             k: getattr(settings, k)
-            for k in ("iterations", "top_k", "adaptive", "keep_passages", "query_mode", "max_tokens")
+            for k in ("iterations", "top_k", "adaptive", "keep_passages", "passage_order", "query_mode", "max_tokens")
         },
+        "reader_passage_order": session.generator.passage_order,  # what passage_order "auto" means here
         **summary(rows),
     }
     print(json.dumps(report, indent=2))

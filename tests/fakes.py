@@ -66,6 +66,7 @@ class ScriptedGenerator:
         self.name = "scripted"
         self.identity = "scripted"
         self.n_ctx = n_ctx
+        self.passage_order = "new-first"
         self.replies = replies
         self.delay = delay
         self.prompts: list[list[dict]] = []

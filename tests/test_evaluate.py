@@ -265,7 +265,7 @@ class Interrupt:
     def __init__(self, calls):
         self.inner = ScriptedGenerator(reader)
         self.calls = calls
-        self.n_ctx = self.inner.n_ctx
+        self.n_ctx, self.passage_order = self.inner.n_ctx, self.inner.passage_order
         self.name = self.identity = "interrupt"
         self.count_tokens = self.inner.count_tokens
 

@@ -150,6 +150,23 @@ def test_an_unstated_answer_is_asked_for_in_a_follow_up_turn():
     ]
 
 
+def test_a_follow_up_that_puts_the_answer_under_its_label_is_read():
+    # SmolLM2's own replies in an eval: the label, a blank line, then the answer.
+    for reply in ("The answer is:\n\nCaroline Wozniacki\nShe was born in 1990.", "Answer:\nCaroline Wozniacki"):
+        answer = ask_for_answer(ScriptedGenerator([reply]), [], "A draft.", threading.Event())
+        assert answer == "Caroline Wozniacki"
+    assert ask_for_answer(ScriptedGenerator(["The answer is:"]), [], "A draft.", threading.Event()) == ""
+    # Replies that loop in a few words (seen with SmolLM2) state no answer.
+    for reply in (
+        "The answer is: The answer is: The answer is: The answer",
+        "Benson Context: Benson Context: Benson Context: Benson",
+    ):
+        assert ask_for_answer(ScriptedGenerator([reply]), [], "A draft.", threading.Event()) == ""
+    assert ask_for_answer(ScriptedGenerator(["Answering that: Dijon"]), [], "A draft.", threading.Event()) == (
+        "Answering that: Dijon"
+    )
+
+
 def final_with(answer: str, *, stated: bool = True, looped: bool = False) -> FinalAnswer:
     trace = IterationTrace(1, "q", tuple(FOLDER), "draft", answer, 1.0, stated=stated, looped=looped)
     return FinalAnswer("q", answer, "draft", tuple(FOLDER), StopReason.MAX_ITERATIONS, (trace,), 1)

@@ -42,11 +42,40 @@ def test_a_repeated_prompt_is_replayed_with_its_original_cost(tmp_path):
     assert len(inner.prompts) == 3
 
 
-def test_what_the_reader_stopped_at_is_what_is_replayed(tmp_path):
+def test_what_the_reader_stopped_at_is_replayed_and_a_reader_wanting_more_gets_the_rest(tmp_path):
     inner = ScriptedGenerator(["So the answer is Dijon. And then more words follow"])
     memo = CachedGenerator(inner, tmp_path / "memo.sqlite")
     assert read(memo, stop_after=5) == "So the answer is Dijon."
+    assert read(memo, stop_after=1) == "So the answer is Dijon."  # replayed whole, in one piece
+    assert len(inner.prompts) == 1 and memo.replayed[1] is not None
+    # A reader whose rule reads on (a changed stopping rule) is not cut at the old stop.
+    assert read(memo) == "So the answer is Dijon. And then more words follow"
+    assert len(inner.prompts) == 2 and memo.replayed[2] is None
+    assert read(memo) == "So the answer is Dijon. And then more words follow"  # now ended: replayed
+    assert len(inner.prompts) == 2
+
+
+def test_a_fresh_generation_that_departs_from_the_replay_is_not_spliced_onto_it(tmp_path):
+    # llama.cpp's greedy text can differ with the prompt-cache state: the reader then gets
+    # the replay alone, never the replay's start glued to another text's tail.
+    inner = ScriptedGenerator(["So the answer is Dijon. And more", "The answer is: Paris, then more words"])
+    memo = CachedGenerator(inner, tmp_path / "memo.sqlite")
+    assert read(memo, stop_after=5) == "So the answer is Dijon."
     assert read(memo) == "So the answer is Dijon."
+    assert len(inner.prompts) == 2 and memo.replayed[-1] is not None
+
+
+def test_a_memo_from_before_the_ended_column_is_read(tmp_path):
+    import sqlite3
+
+    db = sqlite3.connect(str(tmp_path / "memo.sqlite"))
+    db.execute("CREATE TABLE generations (key TEXT PRIMARY KEY, text TEXT, seconds REAL)")
+    db.commit()
+    db.close()
+    inner = ScriptedGenerator(["So the answer is Dijon."])
+    memo = CachedGenerator(inner, tmp_path / "memo.sqlite")
+    assert read(memo) == read(memo) == "So the answer is Dijon."
+    assert len(inner.prompts) == 1
 
 
 def test_a_cancelled_generation_is_not_kept(tmp_path):

@@ -174,6 +174,32 @@ def test_keep_passages_carries_earlier_ones_forward():
     assert second_ids == [4, 2]  # the new passage first, then the carried one
 
 
+@pytest.mark.parametrize("chosen_by", ["the setting", "the reader"])
+def test_earlier_first_keeps_the_last_prompt_as_the_next_ones_prefix(chosen_by):
+    gen = ScriptedGenerator(
+        ["Dijon is famous for its mustard. " * 4 + "So the answer is Paris.", "So the answer is Dijon."]
+    )
+    options = {"passage_order": "earlier-first"}
+    if chosen_by == "the reader":  # auto: the order the reader's catalogue entry names
+        gen.passage_order, options = "earlier-first", {}
+    final = events_of(gen, adaptive=False, keep_passages=True, top_k=1, **options)[-1]
+    assert [p.id for p in final.iterations[1].passages] == [2, 4]  # the earlier passage first
+    first, second = gen.prompts[0][-1]["content"], gen.prompts[-1][-1]["content"]  # [1]: the follow-up
+    assert second.startswith(first.split("\n\nQuestion:")[0] + "\n")  # llama.cpp reuses it
+
+
+def test_earlier_first_gives_way_to_new_first_when_not_all_passages_fit():
+    corpus = [Passage(i, f"Eiffel Dijon topic{i} " + "filler " * 60, f"T{i}", f"/d/{i}.md") for i in range(1, 4)]
+    embedder = HashEmbedder()
+    retriever = Retriever(embedder, ListIndex(embedder, corpus))
+    gen = ScriptedGenerator(["topic2 topic3 unrelated. So the answer is Paris.", "So the answer is Dijon."], n_ctx=650)
+    options = paper_options(iterations=2, top_k=1, adaptive=False, keep_passages=True, passage_order="earlier-first")
+    final = list(iterretgen.run("Eiffel Dijon?", retriever=retriever, generator=gen, options=options))[-1]
+    first, second = final.iterations
+    assert second.passages[0].id != first.passages[0].id  # what iteration 2 found is never trimmed away
+    assert second.trimmed
+
+
 def test_events_are_immutable():
     gen = ScriptedGenerator(["So the answer is Dijon."])
     event = events_of(gen, iterations=1)[-1]
@@ -270,6 +296,8 @@ def test_interleave_takes_the_rankings_in_turn_each_passage_once():
 def test_unknown_query_mode_is_refused():
     with pytest.raises(ValueError, match="query_mode"):
         events_of(ScriptedGenerator(["So the answer is Paris."]), adaptive=False, query_mode="magic")
+    with pytest.raises(ValueError, match="passage_order must be one of auto, new-first, earlier-first"):
+        events_of(ScriptedGenerator(["So the answer is Paris."]), passage_order="shuffled")
 
 
 def test_a_looping_draft_is_stopped_trimmed_and_asked_for_its_answer():

@@ -72,6 +72,7 @@ def test_validation_reports_every_problem_at_once():
             split={"packages": "p", "version": "1", "parts": 0, "member": "m", "size": 5},
         ),
         _raw(name="split-short", repo="", split={"packages": "p{n}", "parts": "2", "colour": 1}),
+        _raw(name="order", passage_order="random"),
     ]
     with pytest.raises(CatalogueError) as caught:
         catalogue.validate({"model": bad})
@@ -93,6 +94,7 @@ def test_validation_reports_every_problem_at_once():
         "'split-short': split needs version (str)",
         "'split-short': split needs parts (int)",
         "'split-short': unknown split key 'colour'",
+        "'order': passage_order must be one of new-first, earlier-first",
     ):
         assert expected in message
 
@@ -171,6 +173,14 @@ def test_local_paths_resolve_as_given(tmp_path):
     gguf.write_bytes(b"GGUF" + bytes(16))
     assert models.resolve_llm(str(gguf)) == gguf
     assert models.resolve_embedder(str(tmp_path)) == tmp_path
+
+
+def test_a_reader_reads_kept_passages_in_the_order_measured_for_it(tmp_path):
+    # Found by the GGUF's file name, so a path given with --llm gets it too.
+    pulled = tmp_path / "qwen2.5-coder-1.5b-instruct" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    assert models.passage_order(pulled) == "earlier-first"
+    assert models.passage_order(models.resolve_llm("smollm2-135m")) == "new-first"
+    assert models.passage_order(tmp_path / "my-own-model.gguf") == "new-first"
 
 
 def test_embedder_metric_comes_from_the_catalogue(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from iterretgen_tui.engine.loop.repetition import LoopGuard, loop_start, trim_loop
+from iterretgen_tui.engine.loop.repetition import LoopGuard, loop_start, stutters, trim_loop
 
 from .fakes import ScriptedGenerator
 
@@ -81,3 +81,11 @@ def test_a_sentence_broken_off_by_the_loop_is_dropped_after_a_whole_one():
 def test_a_markdown_table_is_not_a_loop():
     table = "| key | value |\n| --- | --- |\n" + "".join(f"| k{i} | v{i} |\n" for i in range(12))
     assert loop_start(table) is None
+
+
+def test_a_short_reply_stutters_when_a_phrase_comes_three_times_in_a_row():
+    assert stutters("The answer is: The answer is: The answer is:")
+    assert stutters("Benson Context: Benson Context: Benson Context:")
+    assert not stutters("New York, New York")
+    assert not stutters("Walla Walla, Washington")
+    assert not stutters("Charles Babbage")

@@ -172,6 +172,15 @@ def choose_reader(name_or_path: str, *, fallback: bool) -> Reader:
     return Reader(name_or_path, resolve_llm(name_or_path))
 
 
+def passage_order(gguf: Path) -> str:
+    """The order of kept passages measured best for this reader: its catalogue entry's,
+    found by the GGUF's file name (a path given with --llm counts too); new-first else."""
+    for entry in catalogue.load().values():
+        if entry.kind in CHAT_KINDS and gguf.name in (*entry.files[:1], Path(entry.path).name):
+            return entry.passage_order
+    return "new-first"
+
+
 def adapted(name: str) -> Path | None:
     """The folder of a query encoder made by `adapt` under this name, if there is one."""
     from ..engine.evaluation.adapt import MANIFEST as ADAPTED_MANIFEST

@@ -15,6 +15,7 @@ from typing import Any
 import tomllib
 
 from ..engine.errors import IterRetGenError
+from ..engine.loop.options import READER_ORDERS
 
 KINDS = ("llm", "embedder", "judge")
 CHAT_KINDS = ("llm", "judge")  # GGUF chat models: either works with --llm
@@ -40,6 +41,7 @@ _OPTIONAL = (
     "origin",
     "notes",
     "split",
+    "passage_order",
 )
 _SPLIT_KEYS = {"packages": str, "version": str, "parts": int, "member": str, "size": int}
 
@@ -89,6 +91,7 @@ class Entry:
     license: str = ""
     origin: str = ""
     notes: str = ""
+    passage_order: str = "new-first"  # a reader's measured best order of kept passages
 
     @property
     def embedded(self) -> bool:
@@ -140,6 +143,8 @@ def _problems(raw: dict[str, Any]) -> list[str]:
             problems.append(f"{where}: a chat model's first file must be a .gguf")
         if not isinstance(raw.get("context_length"), int) or raw["context_length"] <= 0:
             problems.append(f"{where}: a chat model needs its context_length")
+        if raw.get("passage_order", READER_ORDERS[0]) not in READER_ORDERS:
+            problems.append(f"{where}: passage_order must be one of {', '.join(READER_ORDERS)}")
     if kind == "embedder":
         if raw.get("metric") not in METRICS:
             problems.append(f"{where}: an embedder needs metric = {' or '.join(METRICS)}")

@@ -31,10 +31,16 @@ class CachedGenerator:
         self.name = inner.name
         self.identity = inner.identity
         self.n_ctx = inner.n_ctx
+        self.passage_order = inner.passage_order
         self.replayed: list[float | None] = []
         self._db = sqlite3.connect(str(path), timeout=60, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")  # two evals may share the memo
         self._db.execute("CREATE TABLE IF NOT EXISTS generations (key TEXT PRIMARY KEY, text TEXT, seconds REAL)")
+        # ended: 1 when the model itself stopped (end of text, token limit); 0 when the
+        # reader stopped reading, so a reader that wants more gets it generated.
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(generations)")}
+        if "ended" not in columns:
+            self._db.execute("ALTER TABLE generations ADD COLUMN ended INTEGER NOT NULL DEFAULT 0")
         self._db.commit()
 
     def count_tokens(self, text: str) -> int:
@@ -48,32 +54,56 @@ class CachedGenerator:
         self, messages: Sequence[Message], *, max_tokens: int, cancel: threading.Event
     ) -> Stream[str, None, None]:
         key = self._key(messages, max_tokens)
-        row = self._db.execute("SELECT text, seconds FROM generations WHERE key = ?", (key,)).fetchone()
-        if row is not None:
-            self.replayed.append(row[1])
-            if row[0]:
-                yield row[0]
+        row = self._db.execute("SELECT text, seconds, ended FROM generations WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            self.replayed.append(None)
+            yield from self._generate(key, messages, max_tokens, cancel)
             return
-        self.replayed.append(None)
-        pieces: list[str] = []
+        recorded, seconds, ended = row
+        self.replayed.append(seconds)
+        if recorded:
+            yield recorded
+        if ended:
+            return
+        # The reader wants more than an earlier reader took (its stopping rule changed):
+        # generate afresh and go on after what it has already read.
+        self.replayed[-1] = None
+        if not (yield from self._generate(key, messages, max_tokens, cancel, replayed=recorded)):
+            self.replayed[-1] = seconds  # it got the replay alone, as before
+
+    def _generate(
+        self, key: str, messages: Sequence[Message], max_tokens: int, cancel: threading.Event, *, replayed: str = ""
+    ) -> Stream[str, None, bool]:
+        """A fresh generation, streamed and kept; after a replay, only what follows it.
+        False when the model now writes something else than the replay (llama.cpp is not
+        bit-exact across prompt-cache states): the stream then ends where the replay did."""
+        text = ""
         started = time.perf_counter()
-        completed = False
+        stored = False  # whether what was read is a generation worth keeping
+        ended = False
         inner = self.inner.stream(messages, max_tokens=max_tokens, cancel=cancel)
         try:
             for piece in inner:
-                pieces.append(piece)
-                yield piece
-            completed = not cancel.is_set()
+                sent = max(len(text), len(replayed))
+                text += piece
+                if len(text) < len(replayed):
+                    continue
+                if not text.startswith(replayed):
+                    return False
+                if len(text) > sent:
+                    yield text[sent:]
+            stored = ended = not cancel.is_set()
         except GeneratorExit:
             # The consumer stopped reading (the answer was complete): what it read is the
             # generation; a cancelled one is not.
-            completed = not cancel.is_set()
+            stored = not cancel.is_set()
             raise
         finally:
             inner.close()  # stops decoding at once, as the loop's own close would
-            if completed:
+            if stored:
                 self._db.execute(
-                    "INSERT OR REPLACE INTO generations VALUES (?, ?, ?)",
-                    (key, "".join(pieces), time.perf_counter() - started),
+                    "INSERT OR REPLACE INTO generations VALUES (?, ?, ?, ?)",
+                    (key, text, time.perf_counter() - started, int(ended)),
                 )
                 self._db.commit()
+        return True

@@ -15,10 +15,11 @@ from collections.abc import Sequence
 
 from .generator import Generator, Message
 from .prompts import extract_answer
+from .repetition import stutters
 
 QUESTION = "What is the answer, in a few words? Reply with the answer only."
 MAX_TOKENS = 24
-_LEAD = re.compile(r"^\W*(?:so\s+)?(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:?\s*", re.IGNORECASE)
+_LEAD = re.compile(r"^\W*(?:so\s+)?(?:the\s+)?(?:final\s+)?answer\b(?:\s+is)?\s*:?\s*", re.IGNORECASE)
 
 
 def follow_up_messages(messages: Sequence[Message], draft: str) -> list[Message]:
@@ -32,9 +33,17 @@ def ask_for_answer(generator: Generator, messages: Sequence[Message], draft: str
     try:
         for piece in stream:
             pieces.append(piece)
-            if "\n" in "".join(pieces).strip():
-                break  # the answer is its first line
+            if answer_line("".join(pieces))[1]:
+                break
     finally:
         stream.close()
-    line = "".join(pieces).strip().split("\n")[0]
-    return extract_answer(_LEAD.sub("", line)) if line else ""
+    reply = "".join(pieces)
+    line = answer_line(reply)[0]
+    return extract_answer(line) if line and not stutters(reply) else ""  # a loop states nothing
+
+
+def answer_line(reply: str) -> tuple[str, bool]:
+    """The reply's first line past an "The answer is:" label, which small models often
+    put on a line of its own with the answer below; and whether that line is finished."""
+    line, newline, _ = _LEAD.sub("", reply.lstrip(), count=1).partition("\n")
+    return line.strip(), bool(newline and line.strip())

@@ -20,6 +20,7 @@ class Generator(Protocol):
     name: str
     identity: str  # what a memo of its greedy outputs is keyed by
     n_ctx: int
+    passage_order: str  # how this reader reads kept passages best (engine/loop/options.py)
 
     def count_tokens(self, text: str) -> int: ...
 
@@ -57,11 +58,13 @@ class LlamaGenerator:
         seed: int = 0,
         repeat_penalty: float = 1.0,
         presence_penalty: float = 0.0,
+        passage_order: str = "new-first",
     ) -> None:
         from llama_cpp import Llama
 
         self.path = Path(model_path)
         self.name = self.path.stem
+        self.passage_order = passage_order
         stat = self.path.stat()
         self.identity = f"{self.path.name}:{stat.st_size}:{int(stat.st_mtime)}"
         self.penalties = {"repeat_penalty": repeat_penalty, "presence_penalty": presence_penalty}

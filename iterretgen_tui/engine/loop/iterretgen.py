@@ -34,7 +34,7 @@ from .events import (
 from .generator import Generator
 from .options import LoopOptions
 from .outcome import draft_outcome
-from .prompts import answer_complete, build_prompt
+from .prompts import Prompt, answer_complete, build_prompt
 from .queries import QUESTION, PassageRetriever, QueryFormer, merge_rankings, paper_query, rank_searches, searches
 from .question_kind import question_kind
 from .repetition import LoopGuard
@@ -133,16 +133,7 @@ def generate(
 ) -> Steps[Event, None, IterationTrace | None]:
     """Retrieval-augmented generation: draft y_t from the passages, streamed, stopped as
     soon as it states its answer or repeats itself; None if cancelled."""
-    candidates = retrieved.passages
-    if options.keep_passages and previous:
-        candidates = carry_forward(candidates, previous.passages)
-    prompt = build_prompt(
-        question,
-        candidates,
-        count_tokens=generator.count_tokens,
-        budget=generator.n_ctx - options.max_tokens,
-        kind=kind,
-    )
+    prompt = order_passages(question, kind, retrieved.passages, previous, generator, options)
     if prompt.dropped or prompt.truncated:
         yield ContextTrimmed(t, len(prompt.passages), prompt.dropped, prompt.truncated)
     stream = generator.stream(prompt.messages, max_tokens=options.max_tokens, cancel=cancel)
@@ -175,10 +166,39 @@ def generate(
     )
 
 
-def carry_forward(new: Sequence[Passage], earlier: Sequence[Passage]) -> tuple[Passage, ...]:
-    """New passages first, then earlier ones not retrieved again (the budget trims the tail)."""
-    seen = {p.id for p in new}
-    return tuple(new) + tuple(p for p in earlier if p.id not in seen)
+def order_passages(
+    question: str,
+    kind: str,
+    found: Sequence[Passage],
+    previous: IterationTrace | None,
+    generator: Generator,
+    options: LoopOptions,
+) -> Prompt:
+    """The prompt of this iteration's passages, with the earlier ones kept when asked.
+    ``new-first``: the new retrieval, then the earlier passages it did not find again.
+    ``earlier-first``: the last prompt's passages as they were, then the new ones, so
+    llama.cpp reuses the last prompt's evaluation (docs/performance.md); when not all fit,
+    new-first, so the budget never trims away what this iteration found. ``auto``: the
+    order measured best for this reader (docs/evaluation.md)."""
+
+    def build(passages: Sequence[Passage]) -> Prompt:
+        budget = generator.n_ctx - options.max_tokens
+        return build_prompt(question, passages, count_tokens=generator.count_tokens, budget=budget, kind=kind)
+
+    if not (options.keep_passages and previous):
+        return build(found)
+    order = generator.passage_order if options.passage_order == "auto" else options.passage_order
+    if order == "earlier-first":
+        prompt = build(carry_forward(previous.passages, found))
+        if not (prompt.dropped or prompt.truncated):
+            return prompt
+    return build(carry_forward(found, previous.passages))
+
+
+def carry_forward(first: Sequence[Passage], then: Sequence[Passage]) -> tuple[Passage, ...]:
+    """``first``, then the passages of ``then`` not among them (the budget trims the tail)."""
+    seen = {p.id for p in first}
+    return tuple(first) + tuple(p for p in then if p.id not in seen)
 
 
 def final_answer(question: str, kind: str, traces: Sequence[IterationTrace], reason: StopReason, t: int) -> FinalAnswer:

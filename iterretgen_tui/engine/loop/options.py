@@ -8,6 +8,10 @@ from ..errors import ConfigError
 
 # How iteration t >= 2 retrieves; engine/loop/queries.py says what each does.
 QUERY_MODES = ("draft", "fusion", "interleave", "feedback")
+# Where kept passages go in the next prompt (engine/loop/iterretgen.py, ``order_passages``);
+# auto: the order measured best for the reader (its catalogue entry; new-first when unknown).
+READER_ORDERS = ("new-first", "earlier-first")
+PASSAGE_ORDERS = ("auto", *READER_ORDERS)
 
 
 @dataclass(frozen=True)
@@ -16,12 +20,15 @@ class LoopOptions:
     top_k: int = 5  # passages per retrieval
     adaptive: bool = True  # stop when answers agree or retrieval brings nothing new
     keep_passages: bool = True  # carry earlier iterations' passages forward (docs/evaluation.md)
+    passage_order: str = "auto"
     query_mode: str = "feedback"
     max_tokens: int = 256  # per draft
 
     def __post_init__(self) -> None:
         if self.query_mode not in QUERY_MODES:
             raise ConfigError(f"query_mode must be one of {', '.join(QUERY_MODES)}, not {self.query_mode!r}")
+        if self.passage_order not in PASSAGE_ORDERS:
+            raise ConfigError(f"passage_order must be one of {', '.join(PASSAGE_ORDERS)}, not {self.passage_order!r}")
         for name in ("iterations", "top_k", "max_tokens"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, not {getattr(self, name)}")

@@ -61,6 +61,15 @@ def _repeated_ngram(text: str) -> int | None:
     return None
 
 
+# A phrase of up to four words said three times in a row: too short for the signs above,
+# it is how a few-word reply loops ("The answer is: The answer is: The answer is:").
+_STUTTER = re.compile(r"\b(\w+(?: \w+){0,3}) \1 \1\b")
+
+
+def stutters(text: str) -> bool:
+    return _STUTTER.search(_normal(text)) is not None
+
+
 def trim_loop(text: str) -> str:
     """``text`` without its repetition (all of it when it does not repeat); a sentence
     the repetition broke off is dropped when a whole one comes before it."""
