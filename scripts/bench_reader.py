@@ -8,10 +8,13 @@ speed: raw llama.cpp prompt and decode tokens/s of one --llm on a real ~900-toke
     prompt (the app's own prompt over hotpotqa passages), for each --threads value
     (n_threads and n_threads_batch alike).
 reuse: an iteration 2 with kept passages: iteration 1 reads 5 hotpotqa passages and
-    drafts; iteration 2 finds 3 new ones. Seconds to its first token in the loop's order (new
-    passages first, ``carry_forward``) and with the last prompt's passages first, a candidate
-    llama.cpp would reuse the evaluated prefix of (not shipped: docs/performance.md, "The
-    reader"); the orders alternate.
+    drafts; iteration 2 finds 3 new ones. Seconds to its first token with the new passages
+    first and with the last prompt's passages first (``passage_order``; docs/performance.md,
+    "The reader"); the orders alternate.
+orders: whole questions of the real-documents set (tests/data/realdocs) through the app's
+    session, each asked once per ``passage_order`` value in alternating order, every ask
+    starting with only the instruction and demos evaluated (the app's steady state): seconds
+    per question and per iteration, side by side in one run, and whether the answers agree.
 lookup: greedy drafts of iteration-1 prompts, plainly and with llama-cpp-python's
     prompt-lookup decoding (``LlamaPromptLookupDecoding``): seconds to the first token and
     of decoding, and whether the texts are identical.
@@ -21,6 +24,7 @@ Usage:
   scripts/bench_reader.py speed --llm qwen2.5-coder-1.5b-instruct --threads 1,2
   scripts/bench_reader.py reuse --llm qwen2.5-coder-1.5b-instruct --repeats 3
   scripts/bench_reader.py lookup --llm qwen2.5-coder-1.5b-instruct --repeats 5
+  scripts/bench_reader.py orders --questions 12
 """
 
 from __future__ import annotations
@@ -273,6 +277,66 @@ def lookup(args) -> dict:
     }
 
 
+def orders(args) -> dict:
+    import threading
+
+    from iterretgen_tui import config
+    from iterretgen_tui.engine.loop.events import FinalAnswer
+    from iterretgen_tui.engine.loop.prompts import demo_messages
+    from iterretgen_tui.engine.loop.question_kind import question_kind
+    from iterretgen_tui.session import Session
+
+    docs = Path(__file__).resolve().parents[1] / "tests" / "data"
+    items = [json.loads(line) for line in (docs / "realdocs-questions.jsonl").read_text("utf-8").splitlines()]
+    items = [items[i * len(items) // args.questions] for i in range(args.questions)]
+    settings = config.load({"llm": args.llm} if args.llm else {})
+    session = Session(settings)
+    session.load_models(lambda message: print(message, file=sys.stderr))
+    session.open_folder(docs / "realdocs")
+    generator, names = session.generator, ("new-first", "earlier-first")
+    rows = []
+    for n, item in enumerate(items):
+        row = {"id": item["id"]}
+        for name in names if n % 2 == 0 else names[::-1]:
+            generator.reset()
+            prime = [*demo_messages(question_kind(item["question"])), {"role": "user", "content": "Knowledge:\n"}]
+            for _ in generator.stream(prime, max_tokens=1, cancel=threading.Event()):
+                pass  # the instruction and demos evaluated, as after any earlier question
+            options = replace(settings.loop, passage_order=name)
+            started, final = time.perf_counter(), None
+            for event in session.ask(item["question"], cancel=threading.Event(), options=options):
+                final = event if isinstance(event, FinalAnswer) else final
+            row[name] = {
+                "seconds": round(time.perf_counter() - started, 2),
+                "by_t": [round(trace.seconds, 2) for trace in final.iterations],
+                "answer": final.answer,
+            }
+        print(json.dumps(row), file=sys.stderr, flush=True)
+        rows.append(row)
+    ratios = [r["earlier-first"]["seconds"] / r["new-first"]["seconds"] for r in rows]
+    second = [
+        r["earlier-first"]["by_t"][1] / r["new-first"]["by_t"][1]
+        for r in rows
+        if len(r["earlier-first"]["by_t"]) > 1 and len(r["new-first"]["by_t"]) > 1
+    ]
+    return {
+        "llm": session.info()["llm"],
+        "cpu": cpu(),
+        "threads": generator.n_threads,
+        "questions": len(rows),
+        "seconds_per_question_median": {
+            name: round(statistics.median(r[name]["seconds"] for r in rows), 2) for name in names
+        },
+        "earlier_over_new_per_question": {
+            "median": round(statistics.median(ratios), 3),
+            "quartiles": [round(q, 3) for q in statistics.quantiles(ratios, n=4)],
+        },
+        "earlier_over_new_iteration_2_median": round(statistics.median(second), 3) if second else None,
+        "same_answer": sum(r["earlier-first"]["answer"] == r["new-first"]["answer"] for r in rows),
+        "rows": rows,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     modes = parser.add_subparsers(dest="mode", required=True)
@@ -298,11 +362,14 @@ def main() -> int:
         other.add_argument("--repeats", type=int, default=3)
         other.add_argument("--decode-tokens", type=int, default=128)
         others.append(other)
-    for p in (q, s, *others):
+    o = modes.add_parser("orders")
+    o.add_argument("--llm", help="chat model (default: the app's)")
+    o.add_argument("--questions", type=int, default=12, help="spread evenly over the 71")
+    for p in (q, s, *others, o):
         p.add_argument("--out", type=Path)
         p.add_argument("--data", type=Path, default=DATA, help="the QA sets' folder")
     args = parser.parse_args()
-    run = {"qa": qa, "speed": speed, "reuse": reuse, "lookup": lookup}[args.mode]
+    run = {"qa": qa, "speed": speed, "reuse": reuse, "lookup": lookup, "orders": orders}[args.mode]
     print_report(run(args), args.out)
     return 0
 
