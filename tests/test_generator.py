@@ -66,3 +66,16 @@ def test_auto_device_without_a_gpu_driver_needs_no_torch(monkeypatch, tmp_path):
     monkeypatch.setattr(embedder_module.sys, "platform", "linux")
     monkeypatch.setitem(sys.modules, "torch", None)  # importing it would fail
     assert resolve_device("auto") == "cpu"
+
+
+def test_where_amx_is_built_in_the_weights_load_into_plain_buffers(monkeypatch):
+    import llama_cpp.llama_cpp as lib
+
+    from iterretgen_tui.engine.loop import llama_load
+
+    defaults = lib.llama_model_default_params
+    monkeypatch.setattr(llama_load, "amx_built_in", lambda: True)
+    llm = llama_load.load_llama(model_path=str(models.resolve_llm(models.EMBEDDED_LLM)), n_ctx=512, verbose=False)
+    assert llm.model_params.use_extra_bufts is False
+    assert lib.llama_model_default_params is defaults  # restored for the next load
+    assert llm.create_completion("The capital of France is", max_tokens=4, temperature=0.0)["choices"][0]["text"]
