@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from . import models
+from . import models, paths
 from .config import Settings
 from .engine.cores import CoreShare
 from .engine.loop import iterretgen
@@ -34,6 +34,8 @@ class Session:
 
     def load_models(self, status: Callable[[str], None] = lambda message: None) -> None:
         from .engine.loop.generator import LlamaGenerator
+        from .engine.loop.prompts import demo_messages
+        from .engine.loop.question_kind import FACTOID, OPEN
 
         settings = self.settings
         reader = models.choose_reader(settings.llm, fallback=self.fallback_reader)  # fails before the slow load
@@ -51,10 +53,16 @@ class Session:
                 repeat_penalty=settings.repeat_penalty,
                 presence_penalty=settings.presence_penalty,
                 passage_order=models.passage_order(llm_path),
+                prefixes=[demo_messages(FACTOID), demo_messages(OPEN)],
+                state_dir=paths.cache_dir() / "prompt-states",
             )
         except ValueError as exc:  # llama.cpp refuses a damaged or unsupported file
             raise models.ModelError(f"cannot load {llm_path}: {exc}") from None
         status("models ready")
+
+    def warm_reader(self) -> None:
+        """Evaluate the reader's demos ahead of the first question (background work)."""
+        self.generator.warm()
 
     def load_embedder(self, status: Callable[[str], None] = lambda message: None) -> None:
         """The embedder alone (enough for `index`); its identity names the folder's index."""

@@ -13,8 +13,14 @@ reuse: an iteration 2 with kept passages: iteration 1 reads 5 hotpotqa passages 
     "The reader"); the orders alternate.
 orders: whole questions of the real-documents set (tests/data/realdocs) through the app's
     session, each asked once per ``passage_order`` value in alternating order, every ask
-    starting with only the instruction and demos evaluated (the app's steady state): seconds
-    per question and per iteration, side by side in one run, and whether the answers agree.
+    starting with only the instruction and demos evaluated (restored from their saved
+    state, the app's steady state): seconds per question and per iteration, side by side
+    in one run, and whether the answers agree.
+prefixes: the same questions, each asked once starting from the saved state of its kind's
+    demos and once evaluating them with the prompt (what every new process and every
+    switch of question kind paid before, engine/loop/prefix_states.py), in alternating
+    order: seconds to the first token and per question; also the one-time costs of making
+    both states (evaluated, and read back from disk by a new generator).
 lookup: greedy drafts of iteration-1 prompts, plainly and with llama-cpp-python's
     prompt-lookup decoding (``LlamaPromptLookupDecoding``): seconds to the first token and
     of decoding, and whether the texts are identical.
@@ -25,6 +31,7 @@ Usage:
   scripts/bench_reader.py reuse --llm qwen2.5-coder-1.5b-instruct --repeats 3
   scripts/bench_reader.py lookup --llm qwen2.5-coder-1.5b-instruct --repeats 5
   scripts/bench_reader.py orders --questions 12
+  scripts/bench_reader.py prefixes --questions 12
 """
 
 from __future__ import annotations
@@ -238,14 +245,14 @@ def reuse(args) -> dict:
 def lookup(args) -> dict:
     """Prompt lookup needs the logits of every prompt token (``logits_all``) to check its
     guesses, so it is a second model load, timed on prompt and decoding both."""
-    from llama_cpp import Llama
     from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
+    from iterretgen_tui.engine.loop.llama_load import load_llama
     from iterretgen_tui.engine.loop.prompts import build_prompt
 
     plain = _generator(args.llm, 4096, args.threads)
     looking = copy.copy(plain)  # the same wrapper around a second model: one load, not two
-    looking._llm = Llama(
+    looking._llm = load_llama(
         model_path=str(plain.path),
         n_ctx=4096,
         n_threads=plain.n_threads,
@@ -277,13 +284,10 @@ def lookup(args) -> dict:
     }
 
 
-def orders(args) -> dict:
-    import threading
-
+def _realdocs_session(args):
+    """The app's session over tests/data/realdocs, and ``args.questions`` of its questions
+    spread evenly over the 71."""
     from iterretgen_tui import config
-    from iterretgen_tui.engine.loop.events import FinalAnswer
-    from iterretgen_tui.engine.loop.prompts import demo_messages
-    from iterretgen_tui.engine.loop.question_kind import question_kind
     from iterretgen_tui.session import Session
 
     docs = Path(__file__).resolve().parents[1] / "tests" / "data"
@@ -293,26 +297,47 @@ def orders(args) -> dict:
     session = Session(settings)
     session.load_models(lambda message: print(message, file=sys.stderr))
     session.open_folder(docs / "realdocs")
-    generator, names = session.generator, ("new-first", "earlier-first")
+    return session, items
+
+
+def _ask_timed(session, question: str, options=None) -> dict:
+    """One whole question: seconds to its first token and in all, per iteration, the answer."""
+    import threading
+
+    from iterretgen_tui.engine.loop.events import FinalAnswer, Token
+
+    started, first, final = time.perf_counter(), None, None
+    for event in session.ask(question, cancel=threading.Event(), options=options):
+        if first is None and isinstance(event, Token):
+            first = time.perf_counter() - started
+        final = event if isinstance(event, FinalAnswer) else final
+    return {
+        "first_token": round(first, 2),
+        "seconds": round(time.perf_counter() - started, 2),
+        "by_t": [round(trace.seconds, 2) for trace in final.iterations],
+        "answer": final.answer,
+    }
+
+
+def _side_by_side(session, items, names, prepare) -> list[dict]:
+    """Each question once per name in alternating order; ``prepare(name)`` before each ask
+    returns its loop options."""
     rows = []
     for n, item in enumerate(items):
         row = {"id": item["id"]}
         for name in names if n % 2 == 0 else names[::-1]:
-            generator.reset()
-            prime = [*demo_messages(question_kind(item["question"])), {"role": "user", "content": "Knowledge:\n"}]
-            for _ in generator.stream(prime, max_tokens=1, cancel=threading.Event()):
-                pass  # the instruction and demos evaluated, as after any earlier question
-            options = replace(settings.loop, passage_order=name)
-            started, final = time.perf_counter(), None
-            for event in session.ask(item["question"], cancel=threading.Event(), options=options):
-                final = event if isinstance(event, FinalAnswer) else final
-            row[name] = {
-                "seconds": round(time.perf_counter() - started, 2),
-                "by_t": [round(trace.seconds, 2) for trace in final.iterations],
-                "answer": final.answer,
-            }
+            session.generator.reset()
+            row[name] = _ask_timed(session, item["question"], prepare(name))
         print(json.dumps(row), file=sys.stderr, flush=True)
         rows.append(row)
+    return rows
+
+
+def orders(args) -> dict:
+    session, items = _realdocs_session(args)
+    settings, generator, names = session.settings, session.generator, ("new-first", "earlier-first")
+    # reset() leaves the saved demos: every ask starts from them, as after any earlier question.
+    rows = _side_by_side(session, items, names, lambda name: replace(settings.loop, passage_order=name))
     ratios = [r["earlier-first"]["seconds"] / r["new-first"]["seconds"] for r in rows]
     second = [
         r["earlier-first"]["by_t"][1] / r["new-first"]["by_t"][1]
@@ -333,6 +358,60 @@ def orders(args) -> dict:
         },
         "earlier_over_new_iteration_2_median": round(statistics.median(second), 3) if second else None,
         "same_answer": sum(r["earlier-first"]["answer"] == r["new-first"]["answer"] for r in rows),
+        "rows": rows,
+    }
+
+
+def prefixes(args) -> dict:
+    from iterretgen_tui.engine.loop.generator import LlamaGenerator
+    from iterretgen_tui.engine.loop.question_kind import question_kind
+
+    session, items = _realdocs_session(args)
+    generator, registered = session.generator, session.generator.prefixes
+    folder = generator.states.folder
+    for state in folder.glob("*.state"):
+        state.unlink()  # the one-time cost is measured from nothing
+    started = time.perf_counter()
+    generator.warm()
+    evaluated_once = time.perf_counter() - started
+    second = LlamaGenerator(
+        generator.path,
+        n_ctx=generator.n_ctx,
+        n_threads=generator.n_threads,
+        prefixes=[p for _, p in registered],
+        state_dir=folder,
+    )
+    started = time.perf_counter()
+    second.warm()
+    read_once = time.perf_counter() - started
+    del second
+
+    def prepare(name: str):
+        generator.prefixes = registered if name == "saved" else []
+        return None
+
+    names = ("saved", "evaluated")
+    rows = _side_by_side(session, items, names, prepare)
+    generator.prefixes = registered
+    kinds = [question_kind(item["question"]) for item in items]
+    ratio = [r["saved"]["first_token"] / r["evaluated"]["first_token"] for r in rows]
+    return {
+        "llm": session.info()["llm"],
+        "cpu": cpu(),
+        "threads": generator.n_threads,
+        "questions": len(rows),
+        "kind_switches_in_order": sum(a != b for a, b in zip(kinds, kinds[1:], strict=False)),
+        "both_states_evaluated_s": round(evaluated_once, 2),
+        "both_states_read_from_disk_s": round(read_once, 2),
+        "state_bytes": sorted(p.stat().st_size for p in folder.glob("*.state")),
+        "first_token_s_median": {
+            name: round(statistics.median(r[name]["first_token"] for r in rows), 2) for name in names
+        },
+        "seconds_per_question_median": {
+            name: round(statistics.median(r[name]["seconds"] for r in rows), 2) for name in names
+        },
+        "saved_over_evaluated_first_token_median": round(statistics.median(ratio), 3),
+        "same_answer": sum(r["saved"]["answer"] == r["evaluated"]["answer"] for r in rows),
         "rows": rows,
     }
 
@@ -362,14 +441,19 @@ def main() -> int:
         other.add_argument("--repeats", type=int, default=3)
         other.add_argument("--decode-tokens", type=int, default=128)
         others.append(other)
-    o = modes.add_parser("orders")
-    o.add_argument("--llm", help="chat model (default: the app's)")
-    o.add_argument("--questions", type=int, default=12, help="spread evenly over the 71")
-    for p in (q, s, *others, o):
+    realdocs = []
+    for name in ("orders", "prefixes"):
+        o = modes.add_parser(name)
+        o.add_argument("--llm", help="chat model (default: the app's)")
+        o.add_argument("--questions", type=int, default=12, help="spread evenly over the 71")
+        realdocs.append(o)
+    for p in (q, s, *others, *realdocs):
         p.add_argument("--out", type=Path)
         p.add_argument("--data", type=Path, default=DATA, help="the QA sets' folder")
     args = parser.parse_args()
-    run = {"qa": qa, "speed": speed, "reuse": reuse, "lookup": lookup, "orders": orders}[args.mode]
+    run = {"qa": qa, "speed": speed, "reuse": reuse, "lookup": lookup, "orders": orders, "prefixes": prefixes}[
+        args.mode
+    ]
     print_report(run(args), args.out)
     return 0
 

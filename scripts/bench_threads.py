@@ -110,6 +110,7 @@ def main() -> None:
     else:
         retriever = open_dataset_retriever(dataset, session.embedder, lambda message: print(message, file=sys.stderr))
     generator = session.generator
+    generator.prefixes = []  # cold means cold: no saved demos restored (engine/loop/prefix_states.py)
     share = generator.cores
     # Fixed counts, and "auto": what the app does (all the cores other programs leave free).
     modes = {"half": half_the_cores(), "all": usable_cores(), "auto": None}

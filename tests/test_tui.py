@@ -195,6 +195,14 @@ async def test_a_question_asked_while_loading_waits_and_says_so(tmp_path):
 
 
 @pilot_test
+async def test_the_reader_evaluates_its_demos_once_the_folder_is_ready(tmp_path):
+    app, sessions = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        await wait_for(pilot, sessions[0].fake_generator.warmed.is_set)
+
+
+@pilot_test
 async def test_a_missing_model_is_a_notification_not_a_crash(tmp_path):
     app, _ = make_app(tmp_path, load_error=ModelError("model file not found: /nowhere/x.gguf"))
     async with app.run_test(size=SIZE) as pilot:

@@ -87,6 +87,10 @@ class HeldGenerator(ScriptedGenerator):
         self.release = threading.Event()
         self.name = "scripted-llm"
         self.device = "cpu"
+        self.warmed = threading.Event()
+
+    def warm(self) -> None:
+        self.warmed.set()
 
     def stream(self, messages, *, max_tokens, cancel):
         for i, piece in enumerate(super().stream(messages, max_tokens=max_tokens, cancel=cancel)):

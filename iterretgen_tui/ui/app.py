@@ -215,10 +215,15 @@ class ChatApp(App):
                 )
             )
         except Abandoned:
-            pass
+            return
         except Exception as exc:  # shown in the app; the log keeps the traceback
             log.exception("preparing failed")
             post(Prepared({}, error=error_message(exc), settings=settings))
+            return
+        try:
+            session.warm_reader()  # the demos are evaluated while the user reads the welcome
+        except Exception:  # the first question evaluates them instead
+            log.exception("evaluating the reader's demos ahead failed")
 
     def on_activity(self, message: Activity) -> None:
         if self.closing():

@@ -33,6 +33,8 @@ class SessionLike(Protocol):
 
     def info(self) -> dict: ...
 
+    def warm_reader(self) -> None: ...
+
 
 class Tokens(NamedTuple):
     """Consecutive tokens of iteration ``t``."""

@@ -1,10 +1,12 @@
 """Text generation with llama-cpp-python: the GGUF's own chat template, streaming,
 cancellable between tokens, greedy by default (the paper decodes greedily). llama.cpp's
 repeat and presence penalties can be set; docs/answers.md measures them against the
-loop guard (engine/loop/repetition.py)."""
+loop guard (engine/loop/repetition.py). Registered prompt prefixes (the demos) are
+evaluated once and restored from their saved state (engine/loop/prefix_states.py)."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Generator as Stream
 from collections.abc import Sequence
@@ -12,6 +14,10 @@ from pathlib import Path
 from typing import Protocol
 
 from ..cores import CoreShare
+from .llama_load import load_llama
+from .prefix_states import PrefixStates, prefix_key
+
+log = logging.getLogger(__name__)
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": ...}
 
@@ -59,9 +65,9 @@ class LlamaGenerator:
         repeat_penalty: float = 1.0,
         presence_penalty: float = 0.0,
         passage_order: str = "new-first",
+        prefixes: Sequence[Sequence[Message]] = (),
+        state_dir: Path | None = None,
     ) -> None:
-        from llama_cpp import Llama
-
         self.path = Path(model_path)
         self.name = self.path.stem
         self.passage_order = passage_order
@@ -77,7 +83,7 @@ class LlamaGenerator:
         # fixes the count instead (benchmarks).
         self.cores = None if n_threads else (cores or CoreShare())
         self.n_threads = n_threads or self.cores.llm_threads()
-        self._llm = Llama(
+        self._llm = load_llama(
             model_path=str(self.path),
             n_ctx=n_ctx,
             n_gpu_layers=self.n_gpu_layers,
@@ -89,11 +95,18 @@ class LlamaGenerator:
         self.n_ctx = self._llm.n_ctx()
         # One model, one decoding stream: the TUI and scripts may call from several threads.
         self._lock = threading.Lock()
+        # Prompts that start with one of these messages lists (the demos of each kind of
+        # question) start from its saved state; ``_entered`` is the one in the context now.
+        self.prefixes = [(prefix_key(self.identity, p), list(p)) for p in prefixes]
+        self.states = PrefixStates(state_dir)
+        self._entered: str | None = None
+        self._asked = threading.Event()  # a question came: warming up gives way
 
     def reset(self) -> None:
         """Forget the evaluated prompt, so the next call starts cold (benchmarks)."""
         with self._lock:
             self._llm.reset()
+            self._entered = None
 
     def set_threads(self, n: int) -> None:
         """Threads for the prompt and decoding, on the live context: no reload."""
@@ -110,13 +123,52 @@ class LlamaGenerator:
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
+    def warm(self) -> None:
+        """Make every registered prefix's state now (read from disk, or evaluated and
+        saved), until the first question comes; the rest are made when first used."""
+        for key, prefix in self.prefixes:
+            if self._asked.is_set():
+                return
+            with self._lock:
+                if key not in self.states:
+                    self._enter(key, prefix)
+
+    def _enter(self, key: str, prefix: list[Message]) -> None:
+        """The context holds ``prefix`` evaluated: restored, or evaluated and saved. The
+        empty user turn after it is what a template needs to render it; the next prompt
+        keeps only what they share."""
+        if key == self._entered:
+            return
+        self._follow_cores()
+        if not self.states.restore(self._llm, key):
+            try:
+                self._llm.create_chat_completion(
+                    messages=[*prefix, {"role": "user", "content": ""}], max_tokens=1, temperature=0.0, top_k=1
+                )
+            except Exception as exc:  # a chat template that refuses an empty turn: no saved prefixes
+                log.warning("cannot evaluate the prompt prefix on its own (%s); not saving prefixes", exc)
+                self.prefixes, self._entered = [], None
+                self._llm.reset()
+                return
+            self.states.store(self._llm, key)
+        self._entered = key
+
+    def _enter_prefix_of(self, messages: Sequence[Message]) -> None:
+        for key, prefix in self.prefixes:
+            if list(messages[: len(prefix)]) == prefix and len(messages) > len(prefix):
+                self._enter(key, prefix)
+                return
+        self._entered = None  # the context will hold a prompt of no registered prefix
+
     def stream(
         self, messages: Sequence[Message], *, max_tokens: int, cancel: threading.Event
     ) -> Stream[str, None, None]:
+        self._asked.set()
         with self._lock:
             if self.cores is not None:
                 self.cores.look_around()  # the model's threads are idle now: they do not count
             self._follow_cores()
+            self._enter_prefix_of(messages)
             chunks = self._llm.create_chat_completion(
                 messages=list(messages),
                 max_tokens=max_tokens,
