@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_common import print_report
+from bench_common import machine, print_report
 
 REPO = Path(__file__).resolve().parents[1]
 MUSIQUE = REPO.parent / "shared" / "data" / "musique-dev200"
@@ -96,6 +96,18 @@ def index(folder: Path, home: Path, backend: str) -> dict:
     return {"wall_seconds": round(seconds, 2), "index_seconds": report["seconds"], "passages": report["passages"]}
 
 
+def calibration(home: Path) -> dict | None:
+    """The backends measured in ``home`` and the one chosen."""
+    path = home / "data" / "embed-backend.json"
+    if not path.exists():
+        return None
+    return {choice["backend"]: choice["rates"] for choice in json.loads(path.read_text("utf-8"))["choices"].values()}
+
+
+def has_vnni() -> bool:
+    return any("VNNI" in extension for extension in machine()["extensions"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", type=Path, default=MUSIQUE)
@@ -112,13 +124,11 @@ def main() -> None:
         texts_file.write_text(json.dumps(embedded_texts(tmp / "docs")), "utf-8")
 
         fresh = index(tmp / "docs", tmp / "fresh-home", args.embed_backend)
-        calibration = tmp / "fresh-home" / "data" / "embed-backend.json"
-        chosen = json.loads(calibration.read_text()) if calibration.exists() else None
-
         setup_seconds, _ = timed(
             [sys.executable, "-m", "iterretgen_tui", "models", "prepare", "--device", "cpu"], tmp / "setup-home"
         )
         after_setup = index(tmp / "docs", tmp / "setup-home", args.embed_backend)
+        chosen = {home: calibration(tmp / f"{home}-home") for home in ("fresh", "setup")}
 
         steady, raw = [], []
         for n in range(args.repeats):
@@ -151,7 +161,8 @@ def main() -> None:
                 "steady_wall": round(raw_encode / steady_wall, 2),
                 "steady_index_only": round(raw_encode / steady_index, 2),
             },
-            "goals": {"fresh_wall": 1.5, "steady_index_only": 2.0},
+            # The issue's goals: 2.0x steady on AVX2 alone, 2.5x where the CPU has VNNI.
+            "goals": {"fresh_wall": 1.5, "steady_index_only": 2.5 if has_vnni() else 2.0},
         },
         args.out,
     )
