@@ -8,10 +8,12 @@ is what a worn flatbed scan looks like: greyed paper and ink, a turn of about a 
 slight blur, sensor noise and dust specks. Each page is read as the indexer reads an image
 file (``ocr.read_lines``); the 200-dpi clean pages are also put in a scanned PDF and read
 as the indexer reads one (render + OCR). CER = edit distance / length of the true text,
-both with whitespace runs collapsed.
+both with whitespace runs collapsed. Each page is read once at each ``--precisions`` value
+(``ocr.PRECISION``: "auto" is OpenVINO's choice, bf16 on CPUs with AMX or AVX512-BF16),
+alternating which goes first, so their speeds compare side by side.
 
 Usage: scripts/bench_ocr.py [--pages 2] [--dpi 150,200,300] [--detect-side N] [--work-side N]
-       [--rec-batch N] [--out FILE]
+       [--rec-batch N] [--precisions auto,f32] [--out FILE]
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ import argparse
 import io
 import json
 import os
-import platform
 import time
 from pathlib import Path
 
@@ -116,32 +117,37 @@ def cer(truth: str, read: str) -> float:
     return levenshtein(truth, read) / max(len(truth), 1)
 
 
-def cpu() -> dict:
-    model, flags = platform.processor(), []
-    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
-        key, _, value = line.partition(":")
-        if key.strip() == "model name":
-            model = value.strip()
-        elif key.strip() == "flags":
-            flags = value.split()
-    simd = [f for f in flags if f.startswith(("avx", "fma", "sse4", "amx")) or f in ("f16c", "vnni")]
+def page_report(seconds: list[float], cpu_seconds: list[float], errors: list[float], lines: int) -> dict:
     return {
-        "model": model,
-        "cores": os.cpu_count(),
-        "simd_flags": sorted(set(simd)),
-        "load_average_1min_at_start": round(os.getloadavg()[0], 2),
+        "pages": len(seconds),
+        "seconds_per_page_median": round(float(np.median(seconds)), 3),
+        "pages_per_second": round(1 / float(np.median(seconds)), 2),
+        # CPU time of all threads: what the page costs whatever else runs on the machine
+        "cpu_seconds_per_page_median": round(float(np.median(cpu_seconds)), 3),
+        "lines_per_page": lines,
+        "cer_mean": round(float(np.mean(errors)), 4),
+        "cer_per_page": [round(e, 4) for e in errors],
     }
+
+
+def timed(read, *args):
+    started, cpu_started = time.perf_counter(), time.process_time()
+    out = read(*args)
+    return out, time.perf_counter() - started, time.process_time() - cpu_started
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=2, help="pages per condition")
     parser.add_argument("--dpi", default="150,200,300")
+    parser.add_argument("--precisions", default="auto,f32", help="ocr.PRECISION values, each page read by each")
     parser.add_argument("--detect-side", type=int, help="override ocr.DETECT_SIDE")
     parser.add_argument("--work-side", type=int, help="override ocr.WORK_SIDE")
     parser.add_argument("--rec-batch", type=int, help="override ocr.RECOGNITION_BATCH")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+
+    from bench_common import print_report
 
     from iterretgen_tui.engine.indexing import formats, ocr
 
@@ -152,19 +158,31 @@ def main() -> None:
     ):
         if value:
             setattr(ocr, name, value)
-    started = time.perf_counter()
-    ocr.read_lines(np.full((200, 600), 255, dtype=np.uint8))  # loads the engine
-    load_seconds = time.perf_counter() - started
+    load_at_start = round(os.getloadavg()[0], 2)
+    precisions = args.precisions.split(",")
+    engines, load_seconds = {}, {}
+    for precision in precisions:
+        ocr.PRECISION = precision
+        ocr._engine.cache_clear()
+        started = time.perf_counter()
+        engines[precision] = ocr._engine()
+        load_seconds[precision] = round(time.perf_counter() - started, 2)
+
+    def use(precision: str) -> None:
+        """Every read until the next call goes to this precision's engine."""
+        ocr._engine = lambda: engines[precision]
 
     rng = np.random.default_rng(20)
     texts = paragraphs(8 * args.pages)
-    conditions = {}
-    pdf_pages = []
+    # per precision, per condition: seconds, CPU seconds, errors; pages alternate which goes first
+    runs = {p: {} for p in precisions}
+    pdf_pages, lines_per_page = [], {}
     for dpi in (int(d) for d in args.dpi.split(",")):
         for kind in ("clean", "noisy"):
-            seconds, cpu_seconds, errors = [], [], []
+            condition = f"{kind}-{dpi}dpi"
             for p in range(args.pages):
                 clean, lines = typeset(texts[p * 8 : (p + 1) * 8], dpi)
+                lines_per_page[condition] = len(lines)
                 scan = clean if kind == "clean" else worn(clean, dpi, rng)
                 if dpi == 200 and kind == "clean":
                     pdf_pages.append(scan)
@@ -172,31 +190,44 @@ def main() -> None:
                 if max(image.size) > ocr.WORK_SIDE:  # as the indexer prepares an image file
                     image = image.copy()
                     image.thumbnail((ocr.WORK_SIDE, ocr.WORK_SIDE), Image.Resampling.LANCZOS)
-                started, cpu_started = time.perf_counter(), time.process_time()
-                read = ocr.read_lines(np.asarray(image))
-                seconds.append(time.perf_counter() - started)
-                cpu_seconds.append(time.process_time() - cpu_started)
-                errors.append(cer("\n".join(lines), "\n".join(read)))
-            conditions[f"{kind}-{dpi}dpi"] = {
-                "pages": args.pages,
-                "seconds_per_page_median": round(float(np.median(seconds)), 3),
-                "pages_per_second": round(1 / float(np.median(seconds)), 2),
-                # CPU time of all threads: what the page costs whatever else runs on the machine
-                "cpu_seconds_per_page_median": round(float(np.median(cpu_seconds)), 3),
-                "lines_per_page": len(lines),
-                "cer_mean": round(float(np.mean(errors)), 4),
-                "cer_per_page": [round(e, 4) for e in errors],
-            }
+                for precision in precisions[p % 2 :] + precisions[: p % 2]:
+                    use(precision)
+                    read, seconds, cpu_seconds = timed(ocr.read_lines, np.asarray(image))
+                    row = runs[precision].setdefault(condition, ([], [], []))
+                    row[0].append(seconds)
+                    row[1].append(cpu_seconds)
+                    row[2].append(cer("\n".join(lines), "\n".join(read)))
 
     pdf = io.BytesIO()
     pdf_pages[0].save(pdf, "PDF", resolution=200, save_all=True, append_images=pdf_pages[1:])
-    started, cpu_started = time.perf_counter(), time.process_time()
-    parsed = formats.pdf(pdf.getvalue(), ocr.OcrRun())
-    pdf_seconds, pdf_cpu = time.perf_counter() - started, time.process_time() - cpu_started
-    assert all(block.ocr for block in parsed.blocks)
+    by_precision = {}
+    for precision in precisions:
+        use(precision)
+        parsed, pdf_seconds, pdf_cpu = timed(formats.pdf, pdf.getvalue(), ocr.OcrRun())
+        assert all(block.ocr for block in parsed.blocks)
+        by_precision[precision] = {
+            "runs_at": engines[precision].text_rec.session.precision,
+            "engine_load_seconds": load_seconds[precision],
+            "conditions": {c: page_report(*row, lines_per_page[c]) for c, row in runs[precision].items()},
+            "scanned_pdf_200dpi": {
+                "pages": len(pdf_pages),
+                "seconds": round(pdf_seconds, 2),
+                "pages_per_second": round(len(pdf_pages) / pdf_seconds, 2),
+                "cpu_seconds": round(pdf_cpu, 2),
+            },
+        }
+    if len(precisions) > 1:
+        first, other = precisions[:2]
+        by_precision["ratio_seconds_per_page_200dpi"] = {
+            f"{first}/{other} {kind}": round(
+                float(np.median(runs[first][f"{kind}-200dpi"][0])) / float(np.median(runs[other][f"{kind}-200dpi"][0])),
+                3,
+            )
+            for kind in ("clean", "noisy")
+            if f"{kind}-200dpi" in runs[first]
+        }
 
     report = {
-        "cpu": cpu(),
         "engine": "rapidocr-onnxruntime 1.4.4 pipeline, PP-OCRv4 det + rec run by OpenVINO, no angle classifier",
         "settings": {
             "work_side": ocr.WORK_SIDE,
@@ -204,21 +235,11 @@ def main() -> None:
             "recognition_batch": ocr.RECOGNITION_BATCH,
             "pdf_dpi": ocr.DPI,
         },
-        "engine_load_seconds": round(load_seconds, 2),
-        "conditions": conditions,
-        "scanned_pdf_200dpi": {
-            "pages": len(pdf_pages),
-            "seconds": round(pdf_seconds, 2),
-            "pages_per_second": round(len(pdf_pages) / pdf_seconds, 2),
-            "cpu_seconds": round(pdf_cpu, 2),
-        },
-        "load_average_1min_at_end": round(os.getloadavg()[0], 2),
+        "precisions": by_precision,
+        "load_average_1min": [load_at_start, round(os.getloadavg()[0], 2)],
         "goals": {"cer_clean_300dpi_max": 0.03, "cer_noisy_max": 0.08, "pages_per_second_200dpi_min": 1.0},
     }
-    text = json.dumps(report, indent=2)
-    if args.out:
-        args.out.write_text(text + "\n", "utf-8")
-    print(text)
+    print_report(report, args.out)
 
 
 if __name__ == "__main__":

@@ -99,6 +99,19 @@ def test_blank_pages_are_told_from_pages_with_ink():
     assert not ocr.is_blank(np.asarray(page(["3"], size=(600, 800))))
 
 
+def test_forced_f32_runs_at_f32_and_reads_what_the_default_precision_reads(monkeypatch):
+    # The default lets OpenVINO pick bf16 where the CPU computes it natively; the text must not change.
+    gray = np.asarray(page(["Invoice 4471 from Whitfield", "paid on the 14th of April"]))
+    default = ocr.read_lines(gray)
+    monkeypatch.setattr(ocr, "PRECISION", "f32")
+    ocr._engine.cache_clear()
+    try:
+        assert ocr._engine().text_rec.session.precision == "f32"
+        assert ocr.read_lines(gray) == default == ["Invoice 4471 from Whitfield", "paid on the 14th of April"]
+    finally:
+        ocr._engine.cache_clear()  # the next test builds the default engine again
+
+
 # -- formats -------------------------------------------------------------------------------
 
 
