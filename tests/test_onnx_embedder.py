@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from iterretgen_tui import config, models, paths
-from iterretgen_tui.engine.embedding import onnx_export, openvino_quantize
+from iterretgen_tui.engine.embedding import onnx_embedder, onnx_export, openvino_quantize
 from iterretgen_tui.engine.embedding.backends import fixed_backend
 from iterretgen_tui.engine.embedding.embedder import SentenceEmbedder
 from iterretgen_tui.engine.embedding.onnx_embedder import OnnxEmbedder
@@ -49,6 +49,23 @@ def test_fp32_vectors_match_torch_and_share_its_index(minilm, torch_vectors):
     np.testing.assert_allclose(OnnxEmbedder(minilm, batch_size=2).embed_batch(TEXTS[::-1]), expected[::-1], atol=2e-5)
     assert embedder.embed_batch([]).shape == (0, 384)
     assert embedder.identity == reference.identity
+
+
+def test_lengths_padded_to_a_multiple_give_the_same_vectors(minilm, torch_vectors, monkeypatch):
+    # OpenVINO pads to a multiple of 16 where it runs at bf16; the mask must keep pads out.
+    monkeypatch.setattr(onnx_embedder._OnnxRuntime, "pad_multiple", 16)
+    widths = []
+    padded = onnx_embedder._padded
+
+    def recorded(*args):
+        batch = padded(*args)
+        widths.append(batch["input_ids"].shape[1])
+        return batch
+
+    monkeypatch.setattr(onnx_embedder, "_padded", recorded)
+    embedder = OnnxEmbedder(minilm, name="all-minilm-l6-v2", batch_size=2)
+    np.testing.assert_allclose(embedder.embed_batch(TEXTS), torch_vectors[1], atol=2e-5)
+    assert widths and all(width % 16 == 0 for width in widths)
 
 
 @pytest.mark.parametrize("variant", ["int8", "openvino-int8"])

@@ -27,6 +27,8 @@ BACKEND_VARIANTS = {"onnx": "fp32", "onnx-int8": "int8", "openvino-int8": "openv
 class _OnnxRuntime:
     """Batches one after another in an ONNX Runtime session (its threads split each batch)."""
 
+    pad_multiple = 1  # any length costs the same to start: each batch pads to its longest text
+
     def __init__(self, model: Path, threads: int | None) -> None:
         import onnxruntime as ort
 
@@ -53,6 +55,12 @@ class _OpenVino:
             config["INFERENCE_NUM_THREADS"] = threads
         self.compiled = ov.Core().compile_model(str(model), "CPU", config)
         self.jobs = int(self.compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS"))
+        # Where it runs at bf16 (AMX), every new input length costs a long kernel set-up: the
+        # first pass over 600 passages ran at 0.45x the next. Lengths padded to a multiple of
+        # 16 are few, and that pass ran at 0.9x (docs/performance.md). f32 kernels start
+        # at once, so there padding would only add work.
+        precision = self.compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name()
+        self.pad_multiple = 16 if precision == "bf16" else 1
         # Requests outlive calls: a new one pays again for each input shape (docs/
         # performance.md). A call takes its own
         # from here, so the indexer and a question never share one (list.pop and append
@@ -112,7 +120,8 @@ class _Encoder:
         def batches():
             for start in range(0, len(texts), batch_size):
                 rows = order[start : start + batch_size]
-                yield rows, onnx_export.model_feed(_padded([encoded[i] for i in rows], self.pad_id), m["inputs"])
+                batch = _padded([encoded[i] for i in rows], self.pad_id, self.runtime.pad_multiple)
+                yield rows, onnx_export.model_feed(batch, m["inputs"])
 
         def store(rows, hidden, feed):
             out[rows] = _pool(hidden, feed["attention_mask"], m["pooling"])
@@ -123,9 +132,10 @@ class _Encoder:
         return out
 
 
-def _padded(encodings: Sequence, pad_id: int) -> dict[str, np.ndarray]:
-    """A batch's ids, attention mask and token types, right-padded to its longest text."""
-    width = max(len(e.ids) for e in encodings)
+def _padded(encodings: Sequence, pad_id: int, multiple: int = 1) -> dict[str, np.ndarray]:
+    """A batch's ids, attention mask and token types, right-padded to its longest text,
+    rounded up to ``multiple`` tokens."""
+    width = -(-max(len(e.ids) for e in encodings) // multiple) * multiple
     batch = {
         "input_ids": np.full((len(encodings), width), pad_id, dtype=np.int64),
         "attention_mask": np.zeros((len(encodings), width), dtype=np.int64),
