@@ -62,9 +62,8 @@ class _OpenVino:
         precision = self.compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name()
         self.pad_multiple = 16 if precision == "bf16" else 1
         # Requests outlive calls: a new one pays again for each input shape (docs/
-        # performance.md). A call takes its own
-        # from here, so the indexer and a question never share one (list.pop and append
-        # are atomic).
+        # performance.md). A call takes its own from here, so the indexer and a question
+        # never share one (list.pop and append are atomic).
         self.idle: list = []
 
     def embed(self, batches: Iterable[tuple[np.ndarray, dict]], store: Callable) -> None:
