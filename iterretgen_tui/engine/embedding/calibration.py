@@ -26,7 +26,10 @@ from ..machine import cpu_label, describe_cpu
 from .embedder import Embedder
 
 CACHE_VERSION = 1
-SAMPLES = 12  # texts per measured round, batched by each backend as it batches a folder's
+# Texts per measured round, batched by each backend as it batches a folder's. OpenVINO
+# runs two batches of 8 at once: with 12 texts one stream idled half the round and its
+# rate read 0.7x its steady one; 32 keep both busy (docs/performance.md).
+SAMPLES = 32
 ROUNDS = 2  # interleaved, so a burst of load elsewhere hits every candidate alike
 
 
