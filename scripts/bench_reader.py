@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import os
 import statistics
 import sys
 import time
@@ -49,15 +48,6 @@ from pathlib import Path
 from bench_common import print_report
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # beside the checkout; --data elsewhere
-CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_tile")
-
-
-def cpu() -> dict:
-    """The CPU model and the SIMD flags llama.cpp's kernels care about."""
-    info = Path("/proc/cpuinfo").read_text()
-    model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "?")
-    flags = set(next((line.split(":", 1)[1].split() for line in info.splitlines() if line.startswith("flags")), []))
-    return {"model": model, "cores": len(os.sched_getaffinity(0)), "flags": {f: f in flags for f in CPU_FLAGS}}
 
 
 def _generator(llm: str, n_ctx: int, threads: int | None):
@@ -113,7 +103,6 @@ def _qa_report(args, records: list[dict], threads: int) -> dict:
         "offset": args.offset,
         "n": len(records),
         "threads": threads,
-        "cpu": cpu(),
         "iterations": evaluate.summarize(records, range(1, args.iterations + 1), judged=False),
         "adaptive": evaluate.summarize_adaptive(records, judged=False),
         "seconds_per_question": {
@@ -180,7 +169,6 @@ def speed(args) -> dict:
         del generator, llm
     return {
         "llm": args.llm,
-        "cpu": cpu(),
         "llama_cpp_python": llama_cpp.__version__,
         "repeats": args.repeats,
         "decode_tokens": args.decode_tokens,
@@ -233,7 +221,6 @@ def reuse(args) -> dict:
             tokens.append(second.tokens)
     return {
         "llm": args.llm,
-        "cpu": cpu(),
         "threads": generator.n_threads,
         "repeats": args.repeats,
         "iteration_2_prompt_tokens_median": statistics.median(tokens),
@@ -276,7 +263,6 @@ def lookup(args) -> dict:
         identical.append(texts["plain"] == texts["lookup"])
     return {
         "llm": args.llm,
-        "cpu": cpu(),
         "threads": plain.n_threads,
         "repeats": args.repeats,
         "median_s": {n: {k: round(statistics.median(v), 2) for k, v in parts.items()} for n, parts in seconds.items()},
@@ -346,7 +332,6 @@ def orders(args) -> dict:
     ]
     return {
         "llm": session.info()["llm"],
-        "cpu": cpu(),
         "threads": generator.n_threads,
         "questions": len(rows),
         "seconds_per_question_median": {
@@ -397,7 +382,6 @@ def prefixes(args) -> dict:
     ratio = [r["saved"]["first_token"] / r["evaluated"]["first_token"] for r in rows]
     return {
         "llm": session.info()["llm"],
-        "cpu": cpu(),
         "threads": generator.n_threads,
         "questions": len(rows),
         "kind_switches_in_order": sum(a != b for a, b in zip(kinds, kinds[1:], strict=False)),
