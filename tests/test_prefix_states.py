@@ -115,14 +115,19 @@ def test_a_template_that_cannot_render_the_prefix_alone_turns_saving_off(tmp_pat
     generator = make(tmp_path)
     render = generator._llm.create_chat_completion
 
+    refused = []
+
     def refuse_empty_turn(messages, **kwargs):
         if messages[-1]["content"] == "":
+            refused.append(1)
             raise ValueError("template needs a question")
         return render(messages=messages, **kwargs)
 
     monkeypatch.setattr(generator._llm, "create_chat_completion", refuse_empty_turn)
     factoid = prompt(plain, "Where was Gustave Eiffel born?", FACTOID).messages
     with caplog.at_level(logging.WARNING):
+        generator.warm()
+        assert len(refused) == 1  # the first refusal ends the warm-up: the other prefix is not tried
         assert answer(generator, factoid) == answer(plain, factoid)
     assert generator.prefixes == [] and "not saving prefixes" in caplog.text
     assert not list(tmp_path.glob("*.state"))

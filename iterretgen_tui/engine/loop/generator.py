@@ -127,7 +127,7 @@ class LlamaGenerator:
         """Make every registered prefix's state now (read from disk, or evaluated and
         saved), until the first question comes; the rest are made when first used."""
         for key, prefix in self.prefixes:
-            if self._asked.is_set():
+            if self._asked.is_set() or not self.prefixes:  # asked, or saving was turned off
                 return
             with self._lock:
                 if key not in self.states:
