@@ -26,7 +26,7 @@ from pathlib import Path
 from iterretgen_tui.commands.eval import open_dataset_index
 from iterretgen_tui.config import Settings
 from iterretgen_tui.engine.evaluation.datasets import load_dataset
-from iterretgen_tui.engine.evaluation.evaluate import _mean, _paired, retrieval_rows
+from iterretgen_tui.engine.evaluation.evaluate import _mean, paired, retrieval_rows
 from iterretgen_tui.engine.indexing import index as index_module
 from iterretgen_tui.engine.retrieval import hybrid
 from iterretgen_tui.engine.retrieval.lexical import MAX_TERMS, POSTINGS_BUDGET, TITLE_WEIGHT, LexicalRetriever
@@ -76,7 +76,7 @@ def scored(questions, retriever, top_k: int, base_rows: list[dict] | None) -> di
     rows = retrieval_rows(questions, retriever, top_k=top_k)
     result = {"mean": _mean(rows)}
     if base_rows is not None:
-        result["vs_dense"] = {m: _paired([a[m] - b[m] for a, b in zip(rows, base_rows)]) for m in rows[0]}
+        result["vs_dense"] = {m: paired([a[m] - b[m] for a, b in zip(rows, base_rows)]) for m in rows[0]}
     return result
 
 

@@ -5,7 +5,11 @@ Iteration 2's retrieval depends only on the question, its own top passage and th
 iteration-1 draft, so the drafts saved by one `iterretgen-chat eval DATASET` run score
 every query mode without another LLM call. The shipped modes go through the loop's own ``searches`` and ``merge_searches``;
 the candidates below were tried and not shipped (their figures are in the issue's note).
-Retrieval with the question alone is iteration 1.
+Retrieval with the question alone is iteration 1. Each shipped mode is scored twice at
+t=2: its search alone, and what the loop reads with ``keep_passages`` (the default):
+iteration 1's passages and the search's best k not among them (``search_again``; the
+prompt budget, which may trim, is not applied). "question, top 2k" reads as many passages
+by the question alone: whether iteration 2 adds more than a wider first search would.
 Usage: scripts/query_formation.py DATASET_DIR RECORDS.jsonl [--top-k 5]
        [--embed-backend auto] [--draft-source model|gold] [--retrieval dense|hybrid|lexical]
 (use the embed backend the records were made with, so iteration 1 is comparable;
@@ -33,11 +37,11 @@ import numpy as np
 from iterretgen_tui import config
 from iterretgen_tui.commands.eval import open_dataset_retriever
 from iterretgen_tui.engine.evaluation.datasets import load_dataset
-from iterretgen_tui.engine.evaluation.evaluate import retrieval_scores
+from iterretgen_tui.engine.evaluation.evaluate import paired, retrieval_scores
 from iterretgen_tui.engine.loop.evidence import choose_evidence
 from iterretgen_tui.engine.loop.options import QUERY_MODES
 from iterretgen_tui.engine.loop.prompts import extract_answer
-from iterretgen_tui.engine.loop.queries import FUSION_DEPTH, form_query, merge_searches, searches
+from iterretgen_tui.engine.loop.queries import FUSION_DEPTH, form_query, merge_searches, search_again, searches
 from iterretgen_tui.engine.loop.repetition import loop_start, trim_loop
 from iterretgen_tui.engine.retrieval.fusion import fuse, interleave
 from iterretgen_tui.engine.retrieval.modes import RETRIEVAL_MODES
@@ -146,7 +150,8 @@ def main() -> None:
     with open(args.records, encoding="utf-8") as fh:
         records = [r for r in map(json.loads, fh) if r.get("id") in questions]
 
-    scores: dict[str, list[dict]] = {"question (t=1)": []}
+    base = "question (t=1)"
+    scores: dict[str, list[dict]] = {base: [], f"question, top {2 * args.top_k} (t=1)": []}
     looping = 0
     for record in records:
         question = questions[record["id"]]
@@ -154,12 +159,17 @@ def main() -> None:
         model_draft = record["iterations"][0]["draft"]
         looping += loop_start(model_draft) is not None
         draft = draft_from(args.draft_source, model_draft, question, first, session.embedder)
-        scores["question (t=1)"].append(retrieval_scores(first, question))
+        scores[base].append(retrieval_scores(first, question))
+        wider = retriever.retrieve(question.text, 2 * args.top_k)  # as many passages as t=2 reads
+        scores[f"question, top {2 * args.top_k} (t=1)"].append(retrieval_scores(wider, question))
         query = form_query(question.text, draft)
         for mode in QUERY_MODES:
             named = searches(question.text, query, mode, first[0])
             passages = merge_searches(named, retriever, args.top_k, mode)
-            scores.setdefault(f"{mode} (t=2)", []).append(retrieval_scores(passages, question))
+            scores.setdefault(f"{mode} (t=2, search alone)", []).append(retrieval_scores(passages, question))
+            again = search_again(named, retriever, args.top_k, mode, first, skip_read=True)
+            read = first + again.passages
+            scores.setdefault(f"{mode} (t=2, kept + new)", []).append(retrieval_scores(read, question))
         for name, retrieve in candidates.items():
             passages = retrieve(question.text, draft, retriever, args.top_k)
             scores.setdefault(name, []).append(retrieval_scores(passages, question))
@@ -176,6 +186,14 @@ def main() -> None:
                 "retrieval": {
                     name: {metric: round(fmean(row[metric] for row in rows), 4) for metric in rows[0]}
                     for name, rows in scores.items()
+                },
+                f"differences from {base}": {
+                    name: {
+                        metric: paired([a[metric] - b[metric] for a, b in zip(rows, scores[base])])
+                        for metric in rows[0]
+                    }
+                    for name, rows in scores.items()
+                    if name != base
                 },
             },
             indent=2,

@@ -75,7 +75,8 @@ def fake_retriever(dataset):
 
 
 def toy_eval_args(root, out) -> list[str]:
-    """`eval` over the toy, scripted for the paper's retrieval: dense, iteration 2 with the draft alone."""
+    """`eval` over the toy, scripted for the paper's retrieval: dense, iteration 2 with the
+    draft alone, no passages kept."""
     return [
         "eval",
         str(root),
@@ -83,6 +84,7 @@ def toy_eval_args(root, out) -> list[str]:
         "1,2",
         "--top-k",
         "1",
+        "--no-keep-passages",
         "--query-mode",
         "draft",
         "--retrieval",
@@ -183,12 +185,10 @@ def _trace(t, answer, ids):
 
 def test_adaptive_stop_replays_the_loops_rules():
     traces = [_trace(1, "Paris", [1, 2]), _trace(2, "Lyon", [3, 4]), _trace(3, "Lyon", [5, 6])]
-    retrieved = [t.passages for t in traces]
-    assert evaluate.adaptive_stop(retrieved, traces) == (3, StopReason.CONVERGED)
-    # Iteration 2 retrieves what iteration 1 already read: the loop stops before drafting it.
-    same = [retrieved[0], retrieved[0][::-1], retrieved[2]]
-    assert evaluate.adaptive_stop(same, traces) == (1, StopReason.SAME_PASSAGES)
-    assert evaluate.adaptive_stop(retrieved[:2], traces[:2]) == (2, StopReason.MAX_ITERATIONS)
+    assert evaluate.adaptive_stop([False, False, False], traces) == (3, StopReason.CONVERGED)
+    # Iteration 2's searches find only what iteration 1 already read: the loop stops before drafting it.
+    assert evaluate.adaptive_stop([False, True, False], traces) == (1, StopReason.SAME_PASSAGES)
+    assert evaluate.adaptive_stop([False, False], traces[:2]) == (2, StopReason.MAX_ITERATIONS)
 
 
 def test_derived_adaptive_stop_matches_an_adaptive_run(tmp_path):

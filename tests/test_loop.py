@@ -174,6 +174,26 @@ def test_keep_passages_carries_earlier_ones_forward():
     assert second_ids == [4, 2]  # the new passage first, then the carried one
 
 
+def test_kept_passages_leave_the_next_searches_slots_to_passages_not_read():
+    # The question's own ranking leads the interleave: without skipping, iteration 2 would
+    # spend its first slot on passage 2 again, which the prompt carries anyway.
+    gen = ScriptedGenerator(["The Eiffel Tower was built by Gustave Eiffel.", "So the answer is Dijon."])
+    events = events_of(gen, adaptive=False, keep_passages=True, top_k=2, query_mode="interleave")
+    first, second = [e for e in events if isinstance(e, PassagesRetrieved)]
+    assert {p.id for p in first.passages} == {2, 3}
+    assert not {p.id for p in second.passages} & {2, 3} and len(second.passages) == 2
+    assert {p.id for p in events[-1].iterations[1].passages} == {p.id for p in first.passages + second.passages}
+
+
+def test_skipping_read_passages_does_not_hide_a_repeating_search_from_the_adaptive_stop():
+    gen = ScriptedGenerator(["So the answer is Paris.", "So the answer is Lyon."])
+    events = events_of(gen, iterations=3, adaptive=True, keep_passages=True, top_k=2, query_mode="interleave")
+    retrieved = [e for e in events if isinstance(e, PassagesRetrieved)]
+    assert retrieved[1].repeats and retrieved[1].passages  # new passages exist, but none ranks at the top
+    assert next(e for e in events if isinstance(e, Stopped)).reason is StopReason.SAME_PASSAGES
+    assert len(gen.prompts) == 1
+
+
 @pytest.mark.parametrize("chosen_by", ["the setting", "the reader"])
 def test_earlier_first_keeps_the_last_prompt_as_the_next_ones_prefix(chosen_by):
     gen = ScriptedGenerator(

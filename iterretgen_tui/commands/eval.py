@@ -140,6 +140,8 @@ def run_config(dataset, settings, options, *, draft_source: str = "model", judge
         # issue 17: decoding penalties change every draft
         "repeat_penalty": settings.repeat_penalty,
         "presence_penalty": settings.presence_penalty,
+        # Recall at t >= 2 was once of the search alone; now of what the reader read.
+        "recall_of": "prompt",
     }
 
 

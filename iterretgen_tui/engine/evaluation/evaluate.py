@@ -23,7 +23,7 @@ from ..loop.events import FinalAnswer, IterationTrace, PassagesRetrieved, StopRe
 from ..loop.generator import Generator
 from ..loop.options import LoopOptions
 from ..loop.queries import PassageRetriever, form_query, paper_query
-from ..loop.stopping import answers_converge, no_new_passages
+from ..loop.stopping import answers_converge
 from ..passages import Passage
 from . import metrics
 from .datasets import Question
@@ -38,11 +38,12 @@ class ConfigMismatch(IterRetGenError, ValueError):
     """Saved records were made with other settings and cannot be resumed."""
 
 
-def adaptive_stop(retrieved: Sequence[Sequence[Passage]], traces: Sequence[IterationTrace]) -> tuple[int, StopReason]:
+def adaptive_stop(repeats: Sequence[bool], traces: Sequence[IterationTrace]) -> tuple[int, StopReason]:
     """Where the adaptive loop would have stopped, and why, replaying its two rules in the
-    order the loop checks them: no new passages (before drafting t) or converged (after)."""
+    order the loop checks them: no new passages (``repeats``, before drafting t) or
+    converged (after)."""
     for i in range(1, len(traces)):
-        if no_new_passages(retrieved[i], traces[i - 1].passages):
+        if repeats[i]:
             return i, StopReason.SAME_PASSAGES
         if answers_converge(traces[i - 1].answer, traces[i].answer):
             return i + 1, StopReason.CONVERGED
@@ -85,7 +86,7 @@ def evaluate_question(
     replayed = getattr(generator, "replayed", None)  # a CachedGenerator's record
     if replayed is not None:
         replayed.clear()
-    retrieved: list[tuple[Passage, ...]] = []
+    repeats: list[bool] = []
     calls_before: list[int] = []  # generator calls made before each iteration's draft was done
     gold = question.answers[0] if question.answers else ""
     for event in iterretgen.run(
@@ -96,20 +97,20 @@ def evaluate_question(
         next_query=(lambda text, _previous: form_query(text, gold)) if gold_draft else paper_query,
     ):
         if isinstance(event, PassagesRetrieved):
-            retrieved.append(event.passages)
+            repeats.append(event.repeats)
             calls_before.append(len(replayed) if replayed is not None else 0)
         elif isinstance(event, FinalAnswer):
             final = event
     verdicts: dict[str, bool | None] = {}  # the same answer gets the same (greedy) verdict
     steps = []
-    for i, (trace, passages) in enumerate(zip(final.iterations, retrieved)):
+    for i, trace in enumerate(final.iterations):
         if judge_with is not None and trace.answer not in verdicts:
             verdicts[trace.answer] = judge(judge_with, question.text, trace.answer, gold)
         # A replayed generation costs what it cost when it ran; an iteration may have made
         # two calls (the draft, then the follow-up asking for its answer).
         original = _replayed_seconds(replayed, calls_before, i)
-        steps.append(step_record(question, trace, passages, original, verdicts.get(trace.answer)))
-    stop_t, reason = adaptive_stop(retrieved, final.iterations)
+        steps.append(step_record(question, trace, original, verdicts.get(trace.answer)))
+    stop_t, reason = adaptive_stop(repeats, final.iterations)
     return {
         "id": question.id,
         "question": question.text,
@@ -121,18 +122,14 @@ def evaluate_question(
     }
 
 
-def step_record(
-    question: Question,
-    trace: IterationTrace,
-    retrieved: Sequence[Passage],
-    original: float | None,
-    verdict: bool | None,
-) -> dict:
-    """One iteration of a question's record: what it searched, found and answered, scored."""
+def step_record(question: Question, trace: IterationTrace, original: float | None, verdict: bool | None) -> dict:
+    """One iteration of a question's record: what it searched, read and answered, scored.
+    Recall is of the passages the reader read: with ``keep_passages`` those are this
+    iteration's new ones and the earlier ones carried forward."""
     return {
         "t": trace.t,
         "query": trace.query,
-        "passage_ids": [p.source for p in retrieved],
+        "passage_ids": [p.source for p in trace.passages],
         "draft": trace.draft,
         "answer": trace.answer,
         "seconds": round(trace.seconds + (original or 0.0), 3),
@@ -146,7 +143,7 @@ def step_record(
             "em": metrics.exact_match(trace.answer, question.answers),
             "f1": metrics.f1(trace.answer, question.answers),
             "acc": metrics.accuracy(trace.answer, question.answers),
-            **retrieval_scores(retrieved, question),
+            **retrieval_scores(trace.passages, question),
             "evidence_recall": metrics.answer_recall([trace.evidence.text] if trace.evidence else [], question.answers),
         },
     }
@@ -217,14 +214,14 @@ def differences(records: Sequence[dict], ts: Sequence[int], *, judged: bool, ada
     for name, t_of, base in pairs:
         rows = [(_scores(r["iterations"], t_of(r), judged), _scores(r["iterations"], base, judged)) for r in records]
         found[name] = {
-            metric: _paired([a[metric] - b[metric] for a, b in rows])
+            metric: paired([a[metric] - b[metric] for a, b in rows])
             for metric in COMPARED
             if rows and rows[0][0][metric] is not None
         }
     return found
 
 
-def _paired(diffs: Sequence[float]) -> dict:
+def paired(diffs: Sequence[float]) -> dict:
     half = Z95 * stdev(diffs) / sqrt(len(diffs)) if len(diffs) > 1 else None
     return {"mean": round(fmean(diffs), 4), "ci95": None if half is None else round(half, 4)}
 
@@ -265,7 +262,7 @@ def compare_retrieval(questions: Sequence[Question], retrievers: dict, *, base: 
         "settings": {name: _mean(found) for name, found in rows.items()},
         "differences": {
             f"{name} vs {base}": {
-                metric: _paired([a[metric] - b[metric] for a, b in zip(found, rows[base])]) for metric in found[0]
+                metric: paired([a[metric] - b[metric] for a, b in zip(found, rows[base])]) for metric in found[0]
             }
             for name, found in rows.items()
             if name != base and found

@@ -16,7 +16,7 @@ from .question_kind import FACTOID
 
 class StopReason(str, Enum):
     CONVERGED = "converged"  # consecutive answers agree
-    SAME_PASSAGES = "same_passages"  # the new retrieval found nothing new to read
+    SAME_PASSAGES = "same_passages"  # the searches found nothing new at their top
     MAX_ITERATIONS = "max_iterations"
     CANCELLED = "cancelled"
 
@@ -51,6 +51,7 @@ class QueryFormed(IterationEvent):
 class PassagesRetrieved(IterationEvent):
     passages: tuple[Passage, ...]
     found_by: tuple[tuple[str, ...], ...] = ()  # per passage, the searches that found it (provenance.py)
+    repeats: bool = False  # nothing new at the top of the searches (the adaptive stop's rule)
 
 
 @dataclass(frozen=True)

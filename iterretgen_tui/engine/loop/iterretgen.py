@@ -35,10 +35,10 @@ from .generator import Generator
 from .options import LoopOptions
 from .outcome import draft_outcome
 from .prompts import Prompt, answer_complete, build_prompt
-from .queries import QUESTION, PassageRetriever, QueryFormer, merge_rankings, paper_query, rank_searches, searches
+from .queries import QUESTION, PassageRetriever, QueryFormer, paper_query, search_again, searches
 from .question_kind import question_kind
 from .repetition import LoopGuard
-from .stopping import answers_converge, no_new_passages
+from .stopping import answers_converge
 
 
 def run(
@@ -65,7 +65,7 @@ def run(
         yield IterationStarted(t, options.iterations)
         previous = traces[-1] if traces else None
         retrieved = yield from retrieve(t, question, previous, retriever, options, next_query)
-        if options.adaptive and previous and no_new_passages(retrieved.passages, previous.passages):
+        if options.adaptive and retrieved.repeats:
             reason = StopReason.SAME_PASSAGES
             break
         trace = yield from generate(
@@ -91,6 +91,7 @@ class Retrieved:
     searches: tuple[str, ...]  # every search merged, by identifier (engine/loop/queries.py)
     passages: tuple[Passage, ...]
     found_by: dict[int, tuple[str, ...]]  # passage id -> the searches that found it (provenance.py)
+    repeats: bool  # nothing new at the top of the searches: the adaptive stop's "same passages"
 
 
 def retrieve(
@@ -106,17 +107,22 @@ def retrieve(
         query, named = question, (QUESTION,)
         yield QueryFormed(t, query, named)
         rankings = {QUESTION: retriever.retrieve(query, options.top_k)}
+        found, repeats, again_by = tuple(rankings[QUESTION]), False, {}
     else:
         query = next_query(question, previous)
         lead = previous.passages[0] if previous.passages else None
         texts = searches(question, query, options.query_mode, lead)
         named = tuple(texts)
         yield QueryFormed(t, query, named)
-        rankings = rank_searches(texts, retriever, options.top_k, options.query_mode)
-    found = tuple(merge_rankings(rankings, options.top_k, options.query_mode))
+        again = search_again(
+            texts, retriever, options.top_k, options.query_mode, previous.passages, skip_read=options.keep_passages
+        )
+        rankings, found, repeats = again.unread, tuple(again.passages), again.repeats
+        # A kept passage that this iteration's searches ranked again says so in the pane.
+        again_by = provenance.found_again(previous.passages, again.rankings, options.top_k)
     found_by = provenance.found_by(found, rankings, options.top_k)
-    yield PassagesRetrieved(t, found, found_by)
-    return Retrieved(query, named, found, dict(zip((p.id for p in found), found_by)))
+    yield PassagesRetrieved(t, found, found_by, repeats)
+    return Retrieved(query, named, found, again_by | dict(zip((p.id for p in found), found_by)), repeats)
 
 
 def generate(

@@ -49,6 +49,15 @@ def found_by(
     return tuple(map(names, passages))
 
 
+def found_again(
+    read: Sequence[Passage], rankings: Mapping[str, Sequence[Passage]], k: int
+) -> dict[int, tuple[str, ...]]:
+    """The passages of ``read`` that a search ranked in its first ``k`` again, and which."""
+    tops = {name: {p.id for p in ranking[:k]} for name, ranking in rankings.items()}
+    found = {p.id: tuple(n for n, ids in tops.items() if p.id in ids) for p in read}
+    return {i: names for i, names in found.items() if names}
+
+
 def origins(
     t: int,
     passages: Sequence[Passage],

@@ -12,6 +12,7 @@ names its bridge), and the draft's. How each mode measures: docs/evaluation.md.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..passages import Passage
@@ -20,6 +21,7 @@ from .events import IterationTrace
 from .evidence import SentenceEmbedder
 from .options import QUERY_MODES
 from .outcome import query_draft
+from .stopping import no_new_passages
 
 # The searches an iteration may merge, by identifier (the UI words them).
 QUESTION, LEAD, DRAFT = "question", "lead", "draft"
@@ -69,12 +71,54 @@ def merge_searches(named: dict[str, str], retriever: PassageRetriever, k: int, m
     return merge_rankings(rank_searches(named, retriever, k, mode), k, mode)
 
 
-def rank_searches(named: dict[str, str], retriever: PassageRetriever, k: int, mode: str) -> dict[str, list[Passage]]:
-    """Each named search's ranking, as deep as ``mode`` merges them."""
-    depth = max(k, FUSION_DEPTH) if mode == "fusion" else k
-    return dict(zip(named, retriever.retrieve_many(list(named.values()), depth)))
+def rank_searches(
+    named: dict[str, str], retriever: PassageRetriever, k: int, mode: str, extra: int = 0
+) -> dict[str, list[Passage]]:
+    """Each named search's ranking, as deep as ``mode`` merges them, plus ``extra`` ranks."""
+    return dict(zip(named, retriever.retrieve_many(list(named.values()), merge_depth(k, mode) + extra)))
+
+
+def merge_depth(k: int, mode: str) -> int:
+    """How deep ``mode`` reads each ranking to merge k passages."""
+    return max(k, FUSION_DEPTH) if mode == "fusion" else k
 
 
 def merge_rankings(rankings: dict[str, list[Passage]], k: int, mode: str) -> list[Passage]:
     lists = list(rankings.values())
     return fuse(lists, k) if mode == "fusion" else interleave(lists, k)
+
+
+@dataclass(frozen=True)
+class SearchedAgain:
+    """What iteration t >= 2's searches found."""
+
+    rankings: dict[str, list[Passage]]  # each search's own ranking, as deep as the merge reads
+    unread: dict[str, list[Passage]]  # the same without the passages skipped, as merged into ``passages``
+    passages: list[Passage]
+    repeats: bool  # the searches' own best k held nothing the last prompt lacked
+
+
+def search_again(
+    named: dict[str, str],
+    retriever: PassageRetriever,
+    k: int,
+    mode: str,
+    read: Sequence[Passage],
+    skip_read: bool,
+) -> SearchedAgain:
+    """Run iteration t >= 2's searches. ``read`` is the last prompt's passages. With
+    ``skip_read`` (earlier passages are kept, so the reader has them anyway) the k slots
+    go to the best passages not among them: the question's own ranking otherwise spends
+    them on what iteration 1 already read (docs/evaluation.md, "New passages at t >= 2").
+    ``repeats`` is judged on the searches' own top k either way, so the adaptive stop
+    stops where it did before."""
+    seen = {p.id for p in read}
+    deep = rank_searches(named, retriever, k, mode, extra=len(seen) if skip_read else 0)
+    depth = merge_depth(k, mode)
+    own = {name: ranking[:depth] for name, ranking in deep.items()}
+    unread = own
+    if skip_read:
+        unread = {name: [p for p in ranking if p.id not in seen][:depth] for name, ranking in deep.items()}
+    return SearchedAgain(
+        own, unread, merge_rankings(unread, k, mode), no_new_passages(merge_rankings(own, k, mode), read)
+    )
