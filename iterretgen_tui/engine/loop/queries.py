@@ -116,9 +116,9 @@ def search_again(
     deep = rank_searches(named, retriever, k, mode, extra=len(seen) if skip_read else 0)
     depth = merge_depth(k, mode)
     own = {name: ranking[:depth] for name, ranking in deep.items()}
-    unread = own
-    if skip_read:
-        unread = {name: [p for p in ranking if p.id not in seen][:depth] for name, ranking in deep.items()}
-    return SearchedAgain(
-        own, unread, merge_rankings(unread, k, mode), no_new_passages(merge_rankings(own, k, mode), read)
-    )
+    merged = merge_rankings(own, k, mode)
+    repeats = no_new_passages(merged, read)
+    if not skip_read:
+        return SearchedAgain(own, own, merged, repeats)
+    unread = {name: [p for p in ranking if p.id not in seen][:depth] for name, ranking in deep.items()}
+    return SearchedAgain(own, unread, merge_rankings(unread, k, mode), repeats)
