@@ -3,7 +3,7 @@
 
 Iteration 2's retrieval depends only on the question, its own top passage and the
 iteration-1 draft, so the drafts saved by one `iterretgen-chat eval DATASET` run score
-every query mode without another LLM call. The shipped modes go through the loop's own ``searches`` and ``merge_searches``;
+every query mode without another LLM call. The shipped modes go through the loop's own ``searches`` and ``search_again``;
 the candidates below were tried and not shipped (their figures are in the issue's note).
 Retrieval with the question alone is iteration 1. Each shipped mode is scored twice at
 t=2: its search alone, and what the loop reads with ``keep_passages`` (the default):
@@ -41,7 +41,7 @@ from iterretgen_tui.engine.evaluation.evaluate import paired, retrieval_scores
 from iterretgen_tui.engine.loop.evidence import choose_evidence
 from iterretgen_tui.engine.loop.options import QUERY_MODES
 from iterretgen_tui.engine.loop.prompts import extract_answer
-from iterretgen_tui.engine.loop.queries import FUSION_DEPTH, form_query, merge_searches, search_again, searches
+from iterretgen_tui.engine.loop.queries import FUSION_DEPTH, form_query, merge_rankings, search_again, searches
 from iterretgen_tui.engine.loop.repetition import loop_start, trim_loop
 from iterretgen_tui.engine.retrieval.fusion import fuse, interleave
 from iterretgen_tui.engine.retrieval.modes import RETRIEVAL_MODES
@@ -165,9 +165,9 @@ def main() -> None:
         query = form_query(question.text, draft)
         for mode in QUERY_MODES:
             named = searches(question.text, query, mode, first[0])
-            passages = merge_searches(named, retriever, args.top_k, mode)
-            scores.setdefault(f"{mode} (t=2, search alone)", []).append(retrieval_scores(passages, question))
             again = search_again(named, retriever, args.top_k, mode, first, skip_read=True)
+            alone = merge_rankings(again.rankings, args.top_k, mode)  # the searches' own rankings, unskipped
+            scores.setdefault(f"{mode} (t=2, search alone)", []).append(retrieval_scores(alone, question))
             read = first + again.passages
             scores.setdefault(f"{mode} (t=2, kept + new)", []).append(retrieval_scores(read, question))
         for name, retrieve in candidates.items():

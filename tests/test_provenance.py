@@ -80,7 +80,8 @@ def test_ask_json_and_history_carry_the_same_marks():
 
 
 def test_the_paper_mode_still_retrieves_as_before():
-    """rank_searches + merge_rankings is merge_searches, split so the loop keeps each ranking."""
+    """Without skipping, search_again merges rank_searches' rankings as merge_rankings does,
+    split so the loop keeps each ranking."""
     from iterretgen_tui.engine.retrieval.retriever import Retriever
 
     from .fakes import HashEmbedder, ListIndex
@@ -89,5 +90,6 @@ def test_the_paper_mode_still_retrieves_as_before():
     r = Retriever(embedder, ListIndex(embedder, CORPUS))
     named = queries.searches("Who built it?", "Gustave Eiffel\nWho built it?", "fusion")
     rankings = queries.rank_searches(named, r, 2, "fusion")
-    assert queries.merge_rankings(rankings, 2, "fusion") == queries.merge_searches(named, r, 2, "fusion")
+    again = queries.search_again(named, r, 2, "fusion", read=(), skip_read=False)
+    assert queries.merge_rankings(rankings, 2, "fusion") == again.passages
     assert all(len(ranking) == len(CORPUS) for ranking in rankings.values())  # fusion reads deeper than k

@@ -66,11 +66,6 @@ def searches(question: str, query: str, mode: str, lead: Passage | None = None) 
     return named
 
 
-def merge_searches(named: dict[str, str], retriever: PassageRetriever, k: int, mode: str) -> list[Passage]:
-    """Run ``searches``' texts and merge their rankings as ``mode`` does."""
-    return merge_rankings(rank_searches(named, retriever, k, mode), k, mode)
-
-
 def rank_searches(
     named: dict[str, str], retriever: PassageRetriever, k: int, mode: str, extra: int = 0
 ) -> dict[str, list[Passage]]:
