@@ -182,6 +182,7 @@ def test_kept_passages_leave_the_next_searches_slots_to_passages_not_read():
     first, second = [e for e in events if isinstance(e, PassagesRetrieved)]
     assert {p.id for p in first.passages} == {2, 3}
     assert not {p.id for p in second.passages} & {2, 3} and len(second.passages) == 2
+    assert (first.kept, second.kept) == (0, 2)  # what the pane says the reader reads
     assert {p.id for p in events[-1].iterations[1].passages} == {p.id for p in first.passages + second.passages}
 
 

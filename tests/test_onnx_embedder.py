@@ -51,6 +51,21 @@ def test_fp32_vectors_match_torch_and_share_its_index(minilm, torch_vectors):
     assert embedder.identity == reference.identity
 
 
+def test_two_streams_keep_rows_in_place_and_raise_what_a_session_raises(minilm, torch_vectors):
+    embedder = OnnxEmbedder(minilm, name="all-minilm-l6-v2", batch_size=1, threads=2)
+    runtime = embedder._model.runtime
+    assert len(runtime.sessions) == 2
+    np.testing.assert_allclose(embedder.embed_batch(TEXTS[::-1]), torch_vectors[1][::-1], atol=2e-5)
+
+    class Broken:
+        def run(self, *args):
+            raise RuntimeError("session failed")
+
+    runtime.sessions[1] = Broken()  # the stream in the pool's thread
+    with pytest.raises(RuntimeError, match="session failed"):
+        embedder.embed_batch(TEXTS * 4)
+
+
 def test_lengths_padded_to_a_multiple_give_the_same_vectors(minilm, torch_vectors, monkeypatch):
     # OpenVINO pads to a multiple of 16 where it runs at bf16; the mask must keep pads out.
     monkeypatch.setattr(onnx_embedder._OnnxRuntime, "pad_multiple", 16)

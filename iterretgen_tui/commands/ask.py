@@ -61,7 +61,8 @@ def execute(args: argparse.Namespace) -> int:
         elif isinstance(event, IterationStarted):
             say(f"\n── Iteration {event.t} ──")
         elif isinstance(event, PassagesRetrieved):
-            say("retrieved: " + ", ".join(Path(p.source).name for p in event.passages))
+            kept = f" (and {event.kept} kept from before)" if event.kept else ""
+            say("retrieved: " + ", ".join(Path(p.source).name for p in event.passages) + kept)
         elif isinstance(event, Token):
             sys.stderr.write(event.text)
             sys.stderr.flush()

@@ -441,9 +441,10 @@ class ChatApp(App):
                 self.status.set_activity(f"iteration {t} of at most {max_t}")
             case QueryFormed(t=t, query=query, searches=searches) if pane:
                 pane.show_query(query, searches, self.panes.lead(t))
-            case PassagesRetrieved(t=t, passages=passages, found_by=found_by) if pane:
+            case PassagesRetrieved(t=t, passages=passages, found_by=found_by, kept=kept) if pane:
                 pane.show_passages(passages, self.panes.origins(t, passages, found_by), self.stale(passages))
-                await run.answer.restart(f"_Iteration {t}: reading {len(passages)} passages…_")
+                reading = f"{len(passages)} new passages and {kept} kept" if kept else f"{len(passages)} passages"
+                await run.answer.restart(f"_Iteration {t}: reading {reading}…_")
             case ContextTrimmed(kept=kept, dropped=dropped, truncated=truncated) if pane:
                 pane.note(f"{kept} passages fit the model ({dropped} left out, {truncated} shortened)")
             case DraftDone(trace=trace) if pane:

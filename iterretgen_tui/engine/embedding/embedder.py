@@ -36,7 +36,7 @@ class Embedder(ABC):
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_queries([text])[0]
 
-    def _use_folder(self, path: str | Path, metric: str | None, batch_size: int, name: str | None) -> None:
+    def _use_folder(self, path: str | Path, metric: str | None, batch_size: int | None, name: str | None) -> None:
         """What every embedder read from a local model folder records about it."""
         self.path = Path(path)
         if not self.path.is_dir():

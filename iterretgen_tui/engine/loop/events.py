@@ -52,6 +52,7 @@ class PassagesRetrieved(IterationEvent):
     passages: tuple[Passage, ...]
     found_by: tuple[tuple[str, ...], ...] = ()  # per passage, the searches that found it (provenance.py)
     repeats: bool = False  # nothing new at the top of the searches (the adaptive stop's rule)
+    kept: int = 0  # earlier passages the prompt carries beside these (keep_passages), before trimming
 
 
 @dataclass(frozen=True)

@@ -107,7 +107,7 @@ def retrieve(
         query, named = question, (QUESTION,)
         yield QueryFormed(t, query, named)
         rankings = {QUESTION: retriever.retrieve(query, options.top_k)}
-        found, repeats, again_by = tuple(rankings[QUESTION]), False, {}
+        found, repeats, again_by, kept = tuple(rankings[QUESTION]), False, {}, 0
     else:
         query = next_query(question, previous)
         lead = previous.passages[0] if previous.passages else None
@@ -120,8 +120,9 @@ def retrieve(
         rankings, found, repeats = again.unread, tuple(again.passages), again.repeats
         # A kept passage that this iteration's searches ranked again says so in the pane.
         again_by = provenance.found_again(previous.passages, again.rankings, options.top_k)
+        kept = len(carry_forward(found, previous.passages)) - len(found) if options.keep_passages else 0
     found_by = provenance.found_by(found, rankings, options.top_k)
-    yield PassagesRetrieved(t, found, found_by, repeats)
+    yield PassagesRetrieved(t, found, found_by, repeats, kept)
     return Retrieved(query, named, found, again_by | dict(zip((p.id for p in found), found_by)), repeats)
 
 
