@@ -12,6 +12,9 @@ def test_extracts_last_so_the_answer_is():
     assert extract_answer("So the answer is St. Louis, Missouri.") == "St. Louis, Missouri"
     assert extract_answer("So the answer is J. M. Barrie.") == "J. M. Barrie"
     assert extract_answer("So the answer is `/`.") == "/"
+    assert extract_answer('So the answer is ocr = "off".') == 'ocr = "off"'  # a closing quote of its own
+    assert extract_answer('So the answer is `ocr = "off"`.') == 'ocr = "off"'
+    assert extract_answer('So the answer is "off" in config.toml.') == '"off" in config.toml'
 
 
 def test_falls_back_to_last_sentence():

@@ -281,7 +281,16 @@ def stated_answer(output: str, kind: str = FACTOID) -> str:
 
 def _clean(answer: str) -> str:
     # The stop may sit outside the quotes ("`/`.") or inside them ("**U.S.A.**").
-    return answer.strip().rstrip(".").strip("*\"'` ").rstrip(".").strip()
+    raw = answer.strip().rstrip(".").strip()
+    text = raw.strip("*\"'` ").rstrip(".").strip()
+    # A quote stripped from an end that closes or opens one inside the answer is part of
+    # it: ocr = "off" (apostrophes are left alone: Macy's has one of its own).
+    start = raw.find(text)
+    head, tail = raw[:start], raw[start + len(text) :]
+    for quote in '"`':
+        if text.count(quote) % 2:
+            text = text + quote if quote in tail else quote + text if quote in head else text
+    return text
 
 
 def answer_complete(output: str, kind: str = FACTOID) -> bool:
