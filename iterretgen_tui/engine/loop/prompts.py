@@ -288,8 +288,12 @@ def _clean(answer: str) -> str:
     start = raw.find(text)
     head, tail = raw[:start], raw[start + len(text) :]
     for quote in '"`':
-        if text.count(quote) % 2:
-            text = text + quote if quote in tail else quote + text if quote in head else text
+        if text.count(quote) % 2 == 0:
+            continue
+        if quote in tail:
+            text += quote
+        elif quote in head:
+            text = quote + text
     return text
 
 
