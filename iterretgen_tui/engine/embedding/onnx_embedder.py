@@ -50,7 +50,8 @@ class _OnnxRuntime:
         ]
 
     def embed(self, batches: Iterable[tuple[np.ndarray, dict]], store: Callable) -> None:
-        batches = iter(batches)
+        batches = list(batches)
+        todo = iter(batches)
         lock = threading.Lock()  # the batches' iterator and ``store`` are shared
         failed = threading.Event()
 
@@ -58,7 +59,7 @@ class _OnnxRuntime:
             try:
                 while not failed.is_set():
                     with lock:
-                        batch = next(batches, None)
+                        batch = next(todo, None)
                     if batch is None:
                         return
                     rows, feed = batch
@@ -69,8 +70,10 @@ class _OnnxRuntime:
                 failed.set()
                 raise
 
-        with ThreadPoolExecutor(len(self.sessions) - 1 or 1) as pool:
-            others = [pool.submit(run, session) for session in self.sessions[1:]]
+        # A single batch (a query) runs here alone: no thread is started for it.
+        helpers = self.sessions[1 : len(batches)]
+        with ThreadPoolExecutor(max(len(helpers), 1)) as pool:
+            others = [pool.submit(run, session) for session in helpers]
             run(self.sessions[0])
             for other in others:
                 other.result()
