@@ -115,7 +115,7 @@ def main() -> None:
     args = parser.parse_args()
     # One iteration, fixed length: the rate, not the method, is measured here.
     settings = replace(Settings(), device="cpu", iterations=1, adaptive=False, max_tokens=96)
-    first_frame, app_rates, raw_rates, tokens, threads, first_token = asyncio.run(
+    first_frame, app_rates, raw_rates, tokens, modes, first_token = asyncio.run(
         measure(Recorder(), settings, args.folder, args.repeats)
     )
     med = statistics.median
@@ -126,7 +126,7 @@ def main() -> None:
             "app_tokens_per_s": [round(r, 1) for r in app_rates],
             "raw_tokens_per_s": [round(r, 1) for r in raw_rates],
             "app_over_raw_median": round(med(app_rates) / med(raw_rates), 3),
-            "threads_and_saved_demos": threads,
+            "threads_and_saved_demos": modes,
             "first_token_of_iteration_1_s": {mode: [round(s, 3) for s in runs] for mode, runs in first_token.items()},
             "first_token_all_over_half_median": round(med(first_token["all"]) / med(first_token["half"]), 3),
             "first_token_all_over_before_median": round(med(first_token["all"]) / med(first_token["before"]), 3),
