@@ -5,7 +5,8 @@ Every question of each dataset is ranked once by dense retrieval and once by key
 (bm25) retrieval per tokenizer and title weight, 100 deep; each candidate then re-ranks
 those lists exactly as ``HybridRetriever`` would, and is scored by eval's own
 ``retrieval_rows`` (t=1 answer and gold recall of the top k, recall@5/10/100, nDCG@10),
-with paired differences against dense and their 95% intervals. "postings budget" scores the
+with paired differences against dense and their 95% intervals; "title bonus" rows are
+also paired against the fusion without one. "postings budget" scores the
 keyword retriever's budget against none ("vs_dense" there is against no budget). The candidates that were
 measured and not shipped (reciprocal-rank fusion, plain or weighted) live here.
 
@@ -76,8 +77,12 @@ def scored(questions, retriever, top_k: int, base_rows: list[dict] | None) -> di
     rows = retrieval_rows(questions, retriever, top_k=top_k)
     result = {"mean": _mean(rows)}
     if base_rows is not None:
-        result["vs_dense"] = {m: paired([a[m] - b[m] for a, b in zip(rows, base_rows)]) for m in rows[0]}
+        result["vs_dense"] = differences(rows, base_rows)
     return result
+
+
+def differences(rows: list[dict], base_rows: list[dict]) -> dict:
+    return {m: paired([a[m] - b[m] for a, b in zip(rows, base_rows)]) for m in rows[0]}
 
 
 def budget_effect(questions, index, dense, texts, top_k: int) -> dict:
@@ -122,6 +127,15 @@ def measure(dataset, embedder, top_k: int, say) -> dict:
             index.build_lexical()
     report["postings budget"] = budget_effect(questions, index, dense, texts, top_k)
     lexical = lexical_by["plain", TITLE_WEIGHT]
+    no_bonus = retrieval_rows(questions, hybrid.HybridRetriever(dense, lexical, title_bonus=0.0), top_k=top_k)
+    for bonus in (0.1, 0.2, 0.3):
+        rows = retrieval_rows(questions, hybrid.HybridRetriever(dense, lexical, title_bonus=bonus), top_k=top_k)
+        report[f"title bonus {bonus:g}"] = {
+            "mean": _mean(rows),
+            "vs_dense": differences(rows, base),
+            "vs_no_bonus": differences(rows, no_bonus),
+        }
+    report["title bonus 0"] = {"mean": _mean(no_bonus), "vs_dense": differences(no_bonus, base)}
     for depth in (20, 50, 100):
         for weight in (0.5, 0.6, 0.7, 0.8, 0.9):
             fused = hybrid.HybridRetriever(dense, lexical, depth=depth, dense_weight=weight)

@@ -9,7 +9,7 @@ from iterretgen_tui import models
 from iterretgen_tui.engine.indexing.index import PassageIndex
 from iterretgen_tui.engine.indexing.indexer import sync_corpus
 from iterretgen_tui.engine.passages import Passage
-from iterretgen_tui.engine.retrieval.hybrid import HybridRetriever, fuse
+from iterretgen_tui.engine.retrieval.hybrid import HybridRetriever, _named, fuse
 from iterretgen_tui.engine.retrieval.modes import build_retriever
 from iterretgen_tui.ui.iterations import passage_label
 
@@ -47,6 +47,39 @@ def test_one_empty_ranking_leaves_the_other_order():
     assert [p.source for p in fuse(dense, [], 2, dense_weight=0.7)] == ["A", "B"]
     assert [p.source for p in fuse([], dense, 2, dense_weight=0.7)] == ["A", "B"]
     assert fuse([], [], 3, dense_weight=0.7) == []
+
+
+def titled(*triples: tuple[str, str, float]) -> list[Passage]:
+    return [Passage(id=ord(name), text=name, title=title, source=name, score=score) for name, title, score in triples]
+
+
+def test_a_passage_whose_whole_title_the_search_names_rises():
+    dense = titled(("A", "Toto", 0.9), ("C", "Porcaro family", 0.8), ("B", "Jeff Porcaro", 0.7))
+    lexical = titled(("A", "Toto", 3.0), ("B", "Jeff Porcaro", 2.2), ("C", "Porcaro family", 1.0))
+    # A 1.0, C 0.7 x 0.5 = 0.35, B 0.3 x 0.6 = 0.18 (+ 0.2 where the title is named)
+    plain = fuse(dense, lexical, 3, dense_weight=0.7)
+    assert [p.source for p in plain] == ["A", "C", "B"]
+    named = "Which band did jeff porcaro, the drummer, play with?"
+    lifted = fuse(dense, lexical, 3, dense_weight=0.7, named=_named(named))
+    assert [(p.source, round(p.score, 4)) for p in lifted] == [("A", 1.0), ("B", 0.38), ("C", 0.35)]
+    # word for word and whole: "Porcaro family" is not named, nor "Toto" by "Totoro"
+    assert [p.source for p in fuse(dense, lexical, 3, dense_weight=0.7, named=_named("the porcaro totoro"))] == [
+        "A",
+        "C",
+        "B",
+    ]
+    # a bonus big enough to reorder, and titles too short to trust get none
+    assert [p.source for p in fuse(dense, lexical, 1, dense_weight=0.7, named=_named(named), title_bonus=1.0)] == ["B"]
+    rust_then_go = titled(("A", "Rust", 0.9), ("B", "Go", 0.1))
+    assert [p.source for p in fuse(rust_then_go, [], 1, dense_weight=0.7, named=_named("go"), title_bonus=1.0)] == ["A"]
+
+
+def test_each_search_names_its_own_titles():
+    passages = titled(("A", "Toto", 0.9), ("B", "Jeff Porcaro", 0.85), ("C", "Steely Dan", 0.1))
+    retriever = HybridRetriever(Fixed(passages), Fixed([]), depth=50, title_bonus=1.0)
+    found = retriever.retrieve_many(["who founded Steely Dan?", "Jeff Porcaro's band", "toto"], 1)
+    assert [[p.source for p in r] for r in found] == [["C"], ["B"], ["A"]]
+    assert retriever.retrieve("Steely Dan", 1)[0].ranker == "dense"
 
 
 class Fixed:

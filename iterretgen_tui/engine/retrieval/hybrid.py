@@ -5,7 +5,9 @@ depth below the k asked for. Dense retrieval carries most of the weight: keyword
 finds the names, codes and rare terms an embedding blurs, but loses to it where a
 question paraphrases its passages, and the weight keeps such questions' dense ranking
 on top (plain reciprocal-rank fusion lost to dense on MuSiQue; the comparison of fusions,
-depths and weights is in docs/evaluation.md, "Hybrid retrieval").
+depths and weights is in docs/evaluation.md, "Hybrid retrieval"). A passage whose whole
+title the search text names (a person, a place, a document's heading) gets a bonus: bm25
+counts a title's words one by one, and neither ranking knows that they were named together.
 
 ``HybridRetriever`` has the interface of ``Retriever``, so the loop's searches (the question
 at t=1, each of feedback mode's searches at t >= 2) are all fused without the loop
@@ -14,6 +16,7 @@ knowing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -23,6 +26,9 @@ from ..passages import Passage
 
 FUSION_DEPTH = 50  # ranks read from each retriever before fusing
 DENSE_WEIGHT = 0.7  # the dense ranking's share of the fused score
+TITLE_BONUS = 0.2  # added to the fused score of a passage whose title the search names
+MIN_TITLE_CHARS = 4  # shorter titles ("A", "Go") occur inside too many texts by chance
+_WORDS = re.compile(r"\w+")
 
 
 class RankedRetrieval(Protocol):
@@ -37,12 +43,14 @@ class HybridRetriever:
         *,
         depth: int = FUSION_DEPTH,
         dense_weight: float = DENSE_WEIGHT,
+        title_bonus: float = TITLE_BONUS,
     ) -> None:
         self.dense = dense
         self.embedder = getattr(dense, "embedder", None)  # the loop scores evidence sentences with it
         self.lexical = lexical
         self.depth = depth
         self.dense_weight = dense_weight
+        self.title_bonus = title_bonus
         # The keyword search runs beside the query's encoding: SQLite and the encoder both
         # release the GIL, so a search costs about the slower of the two, not their sum.
         self._beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="keyword-search")
@@ -55,8 +63,15 @@ class HybridRetriever:
         dense = self.dense.retrieve_many(queries, depth)
         lexical = lexical_future.result()
         return [
-            fuse(by_dense, by_lexical, k, dense_weight=self.dense_weight)
-            for by_dense, by_lexical in zip(dense, lexical)
+            fuse(
+                by_dense,
+                by_lexical,
+                k,
+                dense_weight=self.dense_weight,
+                named=_named(query),
+                title_bonus=self.title_bonus,
+            )
+            for query, by_dense, by_lexical in zip(queries, dense, lexical)
         ]
 
     def retrieve(self, query: str, k: int) -> list[Passage]:
@@ -74,15 +89,37 @@ def normalised(ranking: Sequence[Passage]) -> dict[int, float]:
     return {p.id: (p.score - low) / span if span > 0 else 1.0 for p in ranking}
 
 
-def fuse(dense: Sequence[Passage], lexical: Sequence[Passage], k: int, *, dense_weight: float) -> list[Passage]:
+def _named(text: str) -> str:
+    """``text``'s words, lower-cased, each between spaces: a title's own ``_named`` occurs in
+    it exactly where the text names the whole title, word for word."""
+    return " " + " ".join(_WORDS.findall(text.lower())) + " "
+
+
+def fuse(
+    dense: Sequence[Passage],
+    lexical: Sequence[Passage],
+    k: int,
+    *,
+    dense_weight: float,
+    named: str = "",
+    title_bonus: float = TITLE_BONUS,
+) -> list[Passage]:
     """The top k by ``dense_weight`` x dense score + the rest x keyword score (each
-    normalised; a passage one ranking did not return scores 0 there), ties kept in dense
-    order. Each passage says which ranking found it (``ranker``) and carries the fused score."""
+    normalised; a passage one ranking did not return scores 0 there), plus ``title_bonus``
+    where ``named`` (the search text's ``_named``) names the passage's whole title; ties kept
+    in dense order. Each passage says which ranking found it (``ranker``) and carries the
+    fused score."""
     by_dense, by_lexical = normalised(dense), normalised(lexical)
     passages = {p.id: p for p in dense}  # dense first: ties keep its order
     for p in lexical:
         passages.setdefault(p.id, p)
-    fused = {i: dense_weight * by_dense.get(i, 0.0) + (1 - dense_weight) * by_lexical.get(i, 0.0) for i in passages}
+
+    def score(i: int) -> float:
+        title = _named(passages[i].title)
+        bonus = title_bonus if len(title) - 2 >= MIN_TITLE_CHARS and title in named else 0.0
+        return dense_weight * by_dense.get(i, 0.0) + (1 - dense_weight) * by_lexical.get(i, 0.0) + bonus
+
+    fused = {i: score(i) for i in passages}
     order = sorted(passages, key=lambda i: -fused[i])[:k]
     tops = {p.id for p in dense[:k]}, {p.id for p in lexical[:k]}
     return [replace(passages[i], score=fused[i], ranker=_finder(i, tops, (by_dense, by_lexical))) for i in order]
