@@ -15,7 +15,7 @@ from iterretgen_tui.ui.iterations import IterationPane
 from iterretgen_tui.ui.screens.passage import PassageScreen
 from iterretgen_tui.ui.screens.settings import SettingsScreen
 
-from .tui_support import DRAFTS, QUESTION, SCRIPTED, FakeSession, HeldGenerator, make_app, pilot_test, wait_for
+from .tui_support import CORPUS, DRAFTS, QUESTION, SCRIPTED, FakeSession, HeldGenerator, make_app, pilot_test, wait_for
 
 SIZE = (180, 50)
 
@@ -133,6 +133,26 @@ async def test_the_panes_follow_the_running_iteration_until_the_reader_scrolls_a
         await wait_for(pilot, lambda: answered(app))
         await pilot.pause(0.2)
         assert panes.scroll_y == 0 < panes.max_scroll_y  # the rest of the draft did not pull it back
+
+
+@pilot_test
+async def test_an_iteration_whose_searches_find_the_same_top_says_it_did_not_draft(tmp_path):
+    settings = replace(SCRIPTED, keep_passages=True, adaptive=True, top_k=2, iterations=3)
+    app, _ = make_app(tmp_path, settings, corpus=[*CORPUS[:2], CORPUS[4]])
+    async with app.run_test(size=SIZE) as pilot:
+        await ask(pilot)
+        await wait_for(pilot, lambda: answered(app))
+        await pilot.pause(0.2)
+        pane = app.query_one("#iteration-2", IterationPane)
+        assert pane.border_subtitle == "stopped"
+        assert [p.title for p in pane.passages] == ["Bananas"]  # below the searches' top 2: unread
+        note = str(pane.query_one(".note", Static).render())
+        assert (
+            note
+            == StopReason.SAME_PASSAGES.describe(2) + " (stopped before drafting: no draft from the passages above)"
+        )
+        assert StopReason.SAME_PASSAGES.describe(2) in status_text(app)
+        assert answers(app)[-1].final.answer == "Paris"  # iteration 1's
 
 
 @pilot_test

@@ -451,7 +451,11 @@ class ChatApp(App):
                 origins = self.panes.origins(trace.t, trace.passages, trace.found_by)
                 await pane.finish(trace, origins, self.stale(trace.passages))
             case Stopped(t=t, reason=reason):
-                await self.close_pane(run, reason.describe(t))
+                why = reason.describe(t)
+                if reason is StopReason.SAME_PASSAGES:
+                    # Stopped before drafting: the passages listed were not read at this iteration.
+                    why += " (stopped before drafting: no draft from the passages above)"
+                await self.close_pane(run, why)
             case FinalAnswer():
                 await self.finish(run, item)
             case Failed(error=error):
