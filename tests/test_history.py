@@ -86,9 +86,7 @@ def test_export_writes_every_turn_with_its_stop_reason_and_times(tmp_path):
 
 def test_the_stop_summary_names_the_iteration_that_stopped():
     same = FinalAnswer("q", "Paris", "d", (P2,), StopReason.SAME_PASSAGES, final().iterations[:1], 2)
-    assert (
-        history.stop_summary(same) == "the searches found the same top passages at iteration 2 · per iteration: 1.2 s"
-    )
+    assert history.stop_summary(same) == "same top passages at iteration 2 · per iteration: 1.2 s"
     assert history.stop_summary(final()).startswith("converged at iteration 2 ·")
 
 

@@ -23,7 +23,7 @@ class StopReason(str, Enum):
     def describe(self, t: int) -> str:
         return {
             StopReason.CONVERGED: f"converged at iteration {t}",
-            StopReason.SAME_PASSAGES: f"the searches found the same top passages at iteration {t}",
+            StopReason.SAME_PASSAGES: f"same top passages at iteration {t}",
             StopReason.MAX_ITERATIONS: f"reached the maximum ({t} iterations)",
             StopReason.CANCELLED: f"cancelled during iteration {t}",
         }[self]
