@@ -167,6 +167,14 @@ def test_a_follow_up_that_puts_the_answer_under_its_label_is_read():
     )
 
 
+def test_a_follow_up_that_repeats_the_question_states_nothing():
+    # SmolLM2's replies in an eval (hotpotqa): our own instruction read back as the answer.
+    for reply in ("Reply with the answer only.", 'In a few words, the answer is "In a few words, the answer is "In a'):
+        assert ask_for_answer(ScriptedGenerator([reply]), [], "A draft.", threading.Event()) == ""
+    for reply, answer in (("Yes.", "Yes"), ("Only Fools and Horses", "Only Fools and Horses")):
+        assert ask_for_answer(ScriptedGenerator([reply]), [], "A draft.", threading.Event()) == answer
+
+
 def final_with(answer: str, *, stated: bool = True, looped: bool = False) -> FinalAnswer:
     trace = IterationTrace(1, "q", tuple(FOLDER), "draft", answer, 1.0, stated=stated, looped=looped)
     return FinalAnswer("q", answer, "draft", tuple(FOLDER), StopReason.MAX_ITERATIONS, (trace,), 1)

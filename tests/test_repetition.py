@@ -89,3 +89,27 @@ def test_a_short_reply_stutters_when_a_phrase_comes_three_times_in_a_row():
     assert not stutters("New York, New York")
     assert not stutters("Walla Walla, Washington")
     assert not stutters("Charles Babbage")
+
+
+def test_a_piece_of_a_word_repeated_without_spaces_is_a_loop():
+    # The 1.5B over Node.js docs: no sentence ends and no word recurs.
+    guard = LoopGuard()
+    pieces = ["The settings live in config.toml.", " Based on the context, the file `"] + ["path", "."] * 100
+    fed = 0
+    for piece in pieces:
+        fed += 1
+        if guard.feed(piece):
+            break
+    assert guard.looped and guard.kept == "The settings live in config.toml."
+    assert fed <= 2 + 2 * 6  # stopped at the sixth copy, not the hundredth
+    assert trim_loop("So the answer is " + "ab" * 10) == "So the answer is"
+
+
+def test_long_words_and_rules_are_not_loops():
+    for text in (
+        "Underline it with `--------------------` as a setext heading.",
+        "It costs 1000000000000 dollars; the id is 0x00000000000000ff.",
+        "See https://example.com/docs/api/v2/index.html and the Mississippi.",
+        "He laughed: haha.",
+    ):
+        assert loop_start(text) is None, text

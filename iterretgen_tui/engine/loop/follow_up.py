@@ -13,12 +13,14 @@ import re
 import threading
 from collections.abc import Sequence
 
+from .answers import content_words
 from .generator import Generator, Message
 from .prompts import extract_answer
 from .repetition import stutters
 
 QUESTION = "What is the answer, in a few words? Reply with the answer only."
 MAX_TOKENS = 24
+_QUESTION_WORDS = content_words(QUESTION)
 _LEAD = re.compile(r"^\W*(?:so\s+)?(?:the\s+)?(?:final\s+)?answer\b(?:\s+is)?\s*:?\s*", re.IGNORECASE)
 
 
@@ -39,7 +41,16 @@ def ask_for_answer(generator: Generator, messages: Sequence[Message], draft: str
         stream.close()
     reply = "".join(pieces)
     line = answer_line(reply)[0]
-    return extract_answer(line) if line and not stutters(reply) else ""  # a loop states nothing
+    if not line or stutters(reply) or echoes_question(line):  # a loop or our own words state nothing
+        return ""
+    return extract_answer(line)
+
+
+def echoes_question(line: str) -> bool:
+    """The reply only repeats the follow-up's own words ("Reply with the answer only.",
+    seen with SmolLM2); an answer of no content words ("yes") is not such an echo."""
+    words = content_words(line)
+    return bool(words) and words <= _QUESTION_WORDS
 
 
 def answer_line(reply: str) -> tuple[str, bool]:

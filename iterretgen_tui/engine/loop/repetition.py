@@ -9,21 +9,28 @@ towards itself. Two signs, checked on the text so far:
 - a sentence said again (one of at least ``MIN_SENTENCE_WORDS`` words), or a short one
   said ``SHORT_REPEATS`` times;
 - a run of ``NGRAM`` words that already occurred (loops without sentence ends, "the the
-  the ...", or a cycle spanning sentences).
+  the ...", or a cycle spanning sentences);
+- a piece of a word said ``CHAR_REPEATS`` times in a row with no space between
+  ("path.path.path.path..." from the 1.5B over Node.js docs): no sentence ends and no
+  word recurs, so neither sign above sees it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 MIN_SENTENCE_WORDS = 4
 SHORT_REPEATS = 3
 NGRAM = 10  # a chain of thought quotes passages, but never its own 10 words twice
+CHAR_REPEATS = 6  # "haha" or "0000" occur in text; six copies of a piece in one word do not
+_CYCLE = re.compile(rf"(.{{1,30}}?)\1{{{CHAR_REPEATS - 1},}}")
+_LETTER = re.compile(r"[^\W\d_]")
 
 _WORD = re.compile(r"\S+")
-# Finished sentences: up to a stop that whitespace or the end follows ("config.toml" is
-# no end), or a line break.
-_SENTENCE = re.compile(r"[^\n]*?(?:[.!?]+(?=\s|$)|\n)")
+# A sentence ends at a stop that whitespace or the end follows ("config.toml" is no end),
+# or at a line break.
+_END = re.compile(r"[.!?]+(?=\s|$)|\n")
 _NORMAL = re.compile(r"[^\w\s]")
 
 
@@ -33,19 +40,31 @@ def _normal(text: str) -> str:
 
 def loop_start(text: str) -> int | None:
     """The offset where ``text`` starts repeating itself; None when it does not."""
-    starts = [s for s in (_repeated_sentence(text), _repeated_ngram(text)) if s is not None]
+    signs = (_repeated_sentence(text), _repeated_ngram(text), _repeated_in_word(text))
+    starts = [s for s in signs if s is not None]
     return min(starts, default=None)
+
+
+def _sentences(text: str) -> Iterator[tuple[int, int]]:
+    """The finished sentences' spans, each from the end of the one before. Linear in the
+    text: the guard runs on every piece of a stream, and a draft without a sentence end
+    (one long line) made a lazy sentence pattern rescan it from every position."""
+    start = 0
+    for end in _END.finditer(text):
+        yield start, end.end()
+        start = end.end()
 
 
 def _repeated_sentence(text: str) -> int | None:
     seen: dict[str, int] = {}
-    for match in _SENTENCE.finditer(text):
-        key = _normal(match.group())
+    for start, end in _sentences(text):
+        sentence = text[start:end]
+        key = _normal(sentence)
         if not key:
             continue
         seen[key] = seen.get(key, 0) + 1
         if seen[key] >= (2 if len(key.split()) >= MIN_SENTENCE_WORDS else SHORT_REPEATS):
-            return match.start() + len(match.group()) - len(match.group().lstrip())
+            return end - len(sentence.lstrip())
     return None
 
 
@@ -58,6 +77,18 @@ def _repeated_ngram(text: str) -> int | None:
         if gram in grams:
             return words[i][0]  # the second copy starts here; the first one is kept
         grams.add(gram)
+    return None
+
+
+def _repeated_in_word(text: str) -> int | None:
+    # Only runs long enough to hold six copies are searched; a piece without a letter
+    # ("----" under a heading, "0000") is no loop.
+    for word in _WORD.finditer(text):
+        if len(word.group()) < 2 * CHAR_REPEATS:
+            continue
+        for cycle in _CYCLE.finditer(word.group()):
+            if _LETTER.search(cycle.group(1)):
+                return word.start() + cycle.start()  # no copy is kept: none is a word
     return None
 
 
@@ -77,7 +108,7 @@ def trim_loop(text: str) -> str:
     if start is None:
         return text
     kept = text[:start].rstrip()
-    ends = [m.end() for m in _SENTENCE.finditer(kept)]
+    ends = [end for _, end in _sentences(kept)]
     return kept[: ends[-1]].rstrip() if ends and ends[-1] < len(kept) else kept
 
 
