@@ -4,7 +4,7 @@ the repetition is kept.
 Small models fall into loops under greedy decoding ("It is a window that is shared among
 all the scripts." twenty times to the token limit). Such a draft costs the whole token
 budget, buries whatever it said first, and, fed back as the next query, drags retrieval
-towards itself. Two signs, checked on the text so far:
+towards itself. Three signs, checked on the text so far:
 
 - a sentence said again (one of at least ``MIN_SENTENCE_WORDS`` words), or a short one
   said ``SHORT_REPEATS`` times;
@@ -81,7 +81,8 @@ def _repeated_ngram(text: str) -> int | None:
 
 
 def _repeated_in_word(text: str) -> int | None:
-    # Only runs long enough to hold six copies are searched; a piece without a letter
+    # Words under twelve characters are not searched (the check runs on every streamed
+    # piece; a loop inside a word is caught a few copies later); a piece without a letter
     # ("----" under a heading, "0000") is no loop.
     for word in _WORD.finditer(text):
         if len(word.group()) < 2 * CHAR_REPEATS:
