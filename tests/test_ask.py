@@ -49,3 +49,4 @@ def test_json_carries_the_whole_trace(monkeypatch, tmp_path, capsys):
     assert data["sources"][0]["n"] == 1 and {"passage_id", "source", "score", "text"} <= set(data["sources"][0])
     [first] = data["iterations"]
     assert first["searches"] == ["question"] and first["passages"][0]["passage_id"] == data["sources"][0]["passage_id"]
+    assert data["models"]["llm"] == "scripted-llm" and data["models"]["embedder"] == "hash-embedder"

@@ -50,7 +50,8 @@ def execute(args: argparse.Namespace) -> int:
     if args.json and session.reader_note:  # said on stderr even when stdout is JSON
         print(session.reader_note, file=sys.stderr)
     session.open_folder(folder, on_wait=lambda message: print(message, file=sys.stderr))
-    if not session.info()["passages"]:
+    info = session.info()
+    if not info["passages"]:
         raise UserError(f"no readable documents in {folder}")
     final = None
     for event in session.ask(args.question, cancel=threading.Event()):
@@ -77,6 +78,8 @@ def execute(args: argparse.Namespace) -> int:
                     **final_to_dict(final),
                     "weakness": weak.value if weak else None,  # looped, no_answer, unsupported
                     "seconds": round(seconds, 3),
+                    # Which reader answered: the default may still be SmolLM2 until it is pulled.
+                    "models": {key: info[key] for key in ("llm", "embedder", "embed_backend", "device")},
                 },
                 ensure_ascii=False,
             )
