@@ -51,6 +51,15 @@ def test_sentences_skip_headings_and_cut_run_ons():
     assert [len(s.split()) for s in sentences(run_on)] == [60, 60, 10]
 
 
+def test_a_sentence_goes_on_past_a_title_or_an_initial():
+    text = "Mark Bowden was born in St. Louis, Missouri. He wrote for J. R. Knight! Craig v. Boren came first."
+    assert sentences(text) == [
+        "Mark Bowden was born in St. Louis, Missouri.",
+        "He wrote for J. R. Knight!",
+        "Craig v. Boren came first.",
+    ]
+
+
 def test_the_evidence_is_the_sentence_closest_to_the_question_with_its_citation():
     evidence = choose_evidence("Where does the app read its settings from?", FOLDER, HashEmbedder(dim=512))
     assert evidence.text.startswith("The app reads its settings from config.toml")

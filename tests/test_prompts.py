@@ -20,6 +20,20 @@ def test_extracts_last_so_the_answer_is():
 def test_falls_back_to_last_sentence():
     assert extract_answer("He was born in Dijon. It is in France.") == "It is in France"
     assert extract_answer("") == ""
+    # A follow-up reply without the marker: abbreviations do not end its last sentence.
+    assert extract_answer("St. Louis, Missouri.") == "St. Louis, Missouri"
+    assert extract_answer("It came first. Craig v. Boren.") == "Craig v. Boren"
+    assert extract_answer("Is it Lyon? It is Dijon!") == "It is Dijon!"
+
+
+def test_an_acronym_ends_the_answer_and_an_initial_does_not():
+    from iterretgen_tui.engine.loop.prompts import answer_complete
+
+    assert extract_answer("So the answer is NASA. It launched Apollo.") == "NASA"
+    assert answer_complete("So the answer is NASA. ")
+    assert not answer_complete("So the answer is J. ")
+    assert not answer_complete("So the answer is U.S.")
+    assert extract_answer("So the answer is Ctrl+Q. It quits.") == "Ctrl+Q"
 
 
 def test_demos_follow_the_paper_layout():

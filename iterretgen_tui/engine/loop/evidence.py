@@ -20,14 +20,15 @@ import numpy as np
 
 from ..passages import Passage
 from .answers import content_words, mentions
+from .sentences import SENTENCE_GAP
 
 MIN_WORDS = 3  # shorter pieces are headings or list stubs, not statements
 MAX_WORDS = 60  # a run-on "sentence" (a table, a code block) is cut into windows this long
 
-# A sentence ends at a stop that whitespace follows ("config.toml" does not end one), a
-# blank line, or before a list item or heading; single line breaks are hard wraps
-# (Markdown, plain text) inside a sentence.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=[ \t]*(?:[-*+>#]|\d+[.)])\s)")
+# A sentence ends at a stop that whitespace follows ("config.toml" does not end one; see
+# sentences.py for "St. Louis"), a blank line, or before a list item or heading; single
+# line breaks are hard wraps (Markdown, plain text) inside a sentence.
+_SENTENCE_END = re.compile(rf"\n\s*\n|\n(?=[ \t]*(?:[-*+>#]|\d+[.)])\s)|{SENTENCE_GAP}")
 
 
 class SentenceEmbedder(Protocol):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..errors import IterRetGenError
 from ..passages import Passage
 from .question_kind import FACTOID, OPEN
+from .sentences import AFTER_FULL_STOP, SENTENCE_GAP
 
 INSTRUCTION = (
     "You answer questions using the knowledge given with each question. "
@@ -237,10 +238,9 @@ _ANSWER = re.compile(
     r"(?:\bso the (?:final )?answer is|^\W*the (?:final )?answer is|^\W*answer\s*:)\s*:?\s*",
     re.IGNORECASE | re.MULTILINE,
 )
-# A stop that ends a sentence: not after an initial ("J. M. Barrie"), an ellipsis, or a
-# title or case abbreviation ("Craig v. Boren", "St. Louis"), which once cut answers short.
-_ABBREVIATIONS = ("v", "vs", "St", "Mt", "Ft", "Dr", "Mr", "Mrs", "Ms", "Jr", "Sr", "Prof", "Gen", "Lt", "Col")
-_SENTENCE_END = re.compile(r"(?<=[^\s.A-Z])" + "".join(rf"(?<!\b{a})" for a in _ABBREVIATIONS) + r"\.(?:\s|$)")
+# The answer ends with its sentence or line.
+_SENTENCE_END = re.compile(rf"{AFTER_FULL_STOP}(?:\s|$)")
+_SENTENCE_GAP = re.compile(SENTENCE_GAP)
 
 
 def _after_last_marker(output: str) -> str | None:
@@ -263,7 +263,7 @@ def extract_answer(output: str) -> str:
     """The X of the last "So the answer is X."; else the output's last sentence."""
     answer = _answer_text(output)
     if answer is None:
-        sentences = [s for s in re.split(r"(?<=[.!?])\s+", output.strip()) if s.strip()]
+        sentences = [s for s in _SENTENCE_GAP.split(output.strip()) if s.strip()]
         answer = sentences[-1] if sentences else ""
     return _clean(answer)
 
