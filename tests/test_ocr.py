@@ -112,6 +112,23 @@ def test_forced_f32_runs_at_f32_and_reads_what_the_default_precision_reads(monke
         ocr._engine.cache_clear()  # the next test builds the default engine again
 
 
+def test_the_detector_sees_a_large_page_at_the_detection_side_and_still_reads_it(monkeypatch):
+    # RapidOCR picks its own detection scale for large pages unless the engine sets it.
+    gray = np.asarray(
+        page(["Invoice 4471 from Whitfield", "paid on the 14th of April"], size=(1654, 2338), font_size=44)
+    )
+    detector = ocr._engine().text_det.infer
+    shapes = []
+
+    def seen(batch):
+        shapes.append(batch.shape)
+        return detector(batch)
+
+    monkeypatch.setattr(ocr._engine().text_det, "infer", seen)
+    assert ocr.read_lines(gray) == ["Invoice 4471 from Whitfield", "paid on the 14th of April"]
+    assert max(shapes[0][2:]) == ocr.DETECT_SIDE
+
+
 # -- formats -------------------------------------------------------------------------------
 
 
