@@ -8,9 +8,11 @@
   ratio to raw torch;
 - the mean and lowest cosine of each backend's vectors to torch fp32's;
 - nDCG@10 on a retrieval dataset (scifact) per backend, queries and passages on the same
-  backend, exact inner-product search; ``--ndcg-torch`` adds torch itself (slow).
+  backend, exact inner-product search; ``--ndcg-torch`` adds torch itself (slow);
+- ``--cuda``: torch on the GPU too ("torch-cuda", what "auto" runs where there is one),
+  measured in the same interleaved rounds, with the GPU's name in the report.
 
-Usage: scripts/bench_embed.py [--passages 256] [--repeats 3] [--threads 2] [--ndcg-torch] [--out FILE]
+Usage: scripts/bench_embed.py [--passages 256] [--repeats 3] [--threads 2] [--ndcg-torch] [--cuda] [--out FILE]
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--ndcg-torch", action="store_true", help="also encode the whole corpus with torch")
+    parser.add_argument("--cuda", action="store_true", help="also measure torch on the GPU")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
@@ -78,6 +81,9 @@ def main() -> None:
         backends[name] = OnnxEmbedder(path, variant=variant, name=args.embedder, threads=args.threads)
         export_seconds[name] = round(time.perf_counter() - started, 1)  # export + load
     encoders = {"torch": lambda t: raw.encode(t, batch_size=32, normalize_embeddings=True)}
+    if args.cuda:  # the batch size the app's torch embedder uses on any device
+        gpu = SentenceTransformer(str(path), device="cuda", local_files_only=True)
+        encoders["torch-cuda"] = lambda t: gpu.encode(t, batch_size=32, normalize_embeddings=True)
     encoders.update({name: e.embed_batch for name, e in backends.items()})
     for encode in encoders.values():
         encode(sample[:32])  # warm up
@@ -96,6 +102,7 @@ def main() -> None:
         "threads": args.threads,
         "passages": len(sample),
         "repeats": args.repeats,
+        "gpu": torch.cuda.get_device_name() if args.cuda else None,
         "backends": {},
     }
     base = statistics.median(rates["torch"])
@@ -115,9 +122,10 @@ def main() -> None:
 
     corpus = {name: e.embed_batch(texts) for name, e in backends.items()}
     query_vectors = {name: e.embed_queries(questions) for name, e in backends.items()}
-    if args.ndcg_torch:
-        corpus["torch"] = encoders["torch"](texts)
-        query_vectors["torch"] = encoders["torch"](questions)
+    for name in ("torch", "torch-cuda") if args.ndcg_torch else ():
+        if name in encoders:
+            corpus[name] = encoders[name](texts)
+            query_vectors[name] = encoders[name](questions)
     for name in corpus:
         report["backends"][name]["ndcg@10"] = ndcg(dataset, doc_ids, corpus[name], query_vectors[name])
     for name in ("onnx-int8", "openvino-int8"):

@@ -135,3 +135,13 @@ def test_the_first_index_on_an_empty_data_directory(tmp_path, capsys):
     assert cli.main(["models", "list", "--json", "--device", "cpu"]) == 0
     listed = json.loads(capsys.readouterr().out)["embed_backend"]
     assert listed["backend"] == session.embedder.backend and "measured" in listed["summary"]
+
+
+def test_a_round_holds_two_batches_for_every_stream():
+    """Many cores run many OpenVINO streams: a round of SAMPLES texts left most of them idle
+    and read that backend slow."""
+    wide, plain = TimedEmbedder(0.0), TimedEmbedder(0.0)
+    wide.texts_in_flight = 4 * 16  # four streams of 16
+    calibration.calibrate({"wide": lambda: wide, "plain": lambda: plain})
+    assert sum(len(call) for call in plain.calls) == 2 + calibration.ROUNDS * 128
+    assert calibration.round_size([plain]) == calibration.SAMPLES

@@ -54,7 +54,7 @@ def test_fp32_vectors_match_torch_and_share_its_index(minilm, torch_vectors):
 def test_two_streams_keep_rows_in_place_and_raise_what_a_session_raises(minilm, torch_vectors):
     embedder = OnnxEmbedder(minilm, name="all-minilm-l6-v2", batch_size=1, threads=2)
     runtime = embedder._model.runtime
-    assert len(runtime.sessions) == 2
+    assert len(runtime.sessions) == 2 and embedder.texts_in_flight == 2  # what a calibration round must fill
     np.testing.assert_allclose(embedder.embed_batch(TEXTS[::-1]), torch_vectors[1][::-1], atol=2e-5)
 
     class Broken:

@@ -25,6 +25,9 @@ class Embedder(ABC):
     metric: str  # "cosine" or "dot"
     backend = ""  # how it runs ("onnx-int8", ...) and why, when loaded by engine/embedding/backends.py
     chosen_by = ""  # "setting", "device" or "measured"
+    # Texts it embeds at once across streams that each hold some of the cores; 0 where one
+    # batch of any size runs on every thread (engine/embedding/calibration.py sizes by it).
+    texts_in_flight = 0
 
     @abstractmethod
     def embed_batch(self, texts: Sequence[str], *, queries: bool = False) -> np.ndarray:

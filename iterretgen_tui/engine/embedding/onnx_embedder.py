@@ -48,6 +48,7 @@ class _OnnxRuntime:
         self.sessions = [
             ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"]) for _ in range(streams)
         ]
+        self.streams = streams
 
     def embed(self, batches: Iterable[tuple[np.ndarray, dict]], store: Callable) -> None:
         batches = list(batches)
@@ -92,7 +93,7 @@ class _OpenVino:
         if threads:
             config["INFERENCE_NUM_THREADS"] = threads
         self.compiled = ov.Core().compile_model(str(model), "CPU", config)
-        self.jobs = int(self.compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS"))
+        self.streams = int(self.compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS"))
         # Where it runs at bf16 (AMX), every new input length costs a long kernel set-up: the
         # first pass over 600 passages ran at 0.45x the next. Lengths padded to a multiple of
         # 16 are few, and that pass ran at 0.9x (docs/performance.md). f32 kernels start
@@ -116,7 +117,7 @@ class _OpenVino:
             self.idle.append(request)
 
         for rows, feed in batches:
-            if len(running) == self.jobs:
+            if len(running) == self.streams:
                 finish_oldest()
             try:
                 request = self.idle.pop()
@@ -243,6 +244,7 @@ class OnnxEmbedder(Embedder):
         self._query_model = self._open(Path(query_path), threads, status) if query_path else self._model
         self.dim = int(self._model.manifest["dim"])
         self.batch_size = batch_size or self._model.runtime.batch_size
+        self.texts_in_flight = self.batch_size * self._model.runtime.streams
 
     def _open(self, model: Path, threads: int | None, status: Callable[[str], None]) -> _Encoder:
         folder = load_export(model, self.variant, status, self.name if model == self.path else None)
