@@ -140,10 +140,27 @@ def test_bert_attention_is_fused_into_onnx_runtime_kernels(minilm):
         OnnxEmbedder(minilm, variant=variant)
         folder = onnx_export.cache_folder(minilm, variant)
         ops = {node.op_type for node in onnx.load(str(folder / onnx_export.MODEL)).graph.node}
-        assert {"MultiHeadAttention", "SkipLayerNormalization", "EmbedLayerNormalization"} <= ops, variant
+        assert {"MultiHeadAttention", "EmbedLayerNormalization", "LayerNormalization"} <= ops, variant
+        assert "SkipLayerNormalization" not in ops, variant  # its kernel is the slow one
         assert json.loads((folder / onnx_export.MANIFEST).read_text())["fused"]
         if variant == "int8":
             assert "MatMulInteger" in ops  # quantised weights
+
+
+def test_sessions_do_not_fuse_the_layer_norms_back(minilm, tmp_path):
+    import onnx
+    import onnxruntime as ort
+
+    model = onnx_export.cache_folder(minilm, "int8") / onnx_export.MODEL
+    OnnxEmbedder(minilm, variant="int8")
+    kernels = {}
+    for name, disabled in (("ours", onnx_embedder.UNFUSED), ("default", [])):
+        options = ort.SessionOptions()
+        options.optimized_model_filepath = str(tmp_path / f"{name}.onnx")
+        ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"], disabled_optimizers=disabled)
+        kernels[name] = {node.op_type for node in onnx.load(options.optimized_model_filepath).graph.node}
+    assert "SkipLayerNormalization" not in kernels["ours"]
+    assert "SkipLayerNormalization" in kernels["default"]  # what UNFUSED prevents
 
 
 def test_a_damaged_or_missing_export_is_made_again(minilm, tmp_path):

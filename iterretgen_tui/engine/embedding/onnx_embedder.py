@@ -25,6 +25,8 @@ from .embedder import Embedder
 
 # Backend setting -> export variant (onnx_export.VARIANTS).
 BACKEND_VARIANTS = {"onnx": "fp32", "onnx-int8": "int8", "openvino-int8": "openvino-int8"}
+# Session-time fusions left off: the export keeps Add + LayerNormalization on purpose.
+UNFUSED = ["SkipLayerNormFusion"]
 
 
 class _OnnxRuntime:
@@ -46,7 +48,8 @@ class _OnnxRuntime:
         options.intra_op_num_threads = threads // streams
         options.inter_op_num_threads = 1
         self.sessions = [
-            ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"]) for _ in range(streams)
+            ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"], disabled_optimizers=UNFUSED)
+            for _ in range(streams)
         ]
         self.streams = streams
 

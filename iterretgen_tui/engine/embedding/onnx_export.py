@@ -6,8 +6,9 @@ written beside its final name and renamed into place with the manifest written l
 an interrupted export is never mistaken for a finished one.
 
 BERT-family encoders (MiniLM, BGE, E5, GTE) are exported with eager attention, whose
-pattern ONNX Runtime's transformer optimizer fuses into its attention, SkipLayerNorm,
-EmbedLayerNorm and BiasGelu kernels, which int8 gains most from (docs/performance.md).
+pattern ONNX Runtime's transformer optimizer fuses into its attention, EmbedLayerNorm and
+BiasGelu kernels, which int8 gains most from (docs/performance.md). The residual adds stay
+Add + LayerNormalization: ONNX Runtime's SkipLayerNormalization kernel ran 4-5x slower.
 "int8" then quantises the MatMul weights per output channel (per tensor drifted MiniLM's
 vectors far from fp32's). "openvino-int8" leaves the graph unfused (OpenVINO reads
 standard ONNX operators and fuses on its own) and quantises weights and activations
@@ -29,11 +30,11 @@ from pathlib import Path
 from ... import paths
 from ..errors import IterRetGenError
 
-EXPORT_VERSION = "2"  # bump when the exported graph or the manifest changes
+EXPORT_VERSION = "3"  # bump when the exported graph or the manifest changes
 VARIANTS = ("fp32", "int8", "openvino-int8")
 # How quantised vectors are named in index identities: a new quantisation gets a new name,
 # so its vectors never share an index with an older one's.
-IDENTITIES = {"int8": "int8-fused", "openvino-int8": "openvino-int8"}
+IDENTITIES = {"int8": "int8-fused-ln", "openvino-int8": "openvino-int8"}
 _FUSABLE = {"bert"}  # config.model_type values ONNX Runtime's "bert" fusion recognises
 MANIFEST = "manifest.json"
 MODEL = "model.onnx"
@@ -194,6 +195,10 @@ def _fuse(source: Path, target: Path, config) -> None:
     # The tanh GELU is faster but cost int8 answer recall (docs/performance.md).
     options.enable_gelu_approximation = False
     options.use_multi_head_attention = True  # its projections stay MatMuls, which int8 quantises
+    # Its CPU kernel took 920 us where Add + LayerNormalization took 180-220 (a 4x100x384
+    # batch, ONNX Runtime 1.32, AVX2): 9% of the int8 encoder's time (docs/performance.md).
+    # The sessions keep ONNX Runtime from fusing them back (onnx_embedder.UNFUSED).
+    options.enable_skip_layer_norm = False
     with _quiet():
         model = optimizer.optimize_model(
             str(source),
