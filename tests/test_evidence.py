@@ -134,10 +134,10 @@ def test_open_questions_get_numbered_passages_and_cited_demos():
 
 
 def test_an_open_answer_is_not_cut_at_its_first_sentence():
-    from iterretgen_tui.engine.loop.prompts import answer_complete
+    from iterretgen_tui.engine.loop.prompts import answer_end
 
-    assert answer_complete("Answer: It stops when answers agree [1]. ")
-    assert not answer_complete("Answer: It stops when answers agree [1]. ", OPEN)
+    assert answer_end("Answer: It stops when answers agree [1]. ") is not None
+    assert answer_end("Answer: It stops when answers agree [1]. ", OPEN) is None
 
 
 def test_stated_answer_of_either_kind():

@@ -235,6 +235,22 @@ def test_generation_stops_once_the_answer_is_stated():
     assert gen.tokens_emitted == len(events[-1].draft.split())
 
 
+def test_a_decimal_answer_streamed_in_pieces_is_read_whole():
+    """"4.23" streams as "4", ".", "23": a stop at "4." once made the answer "4"."""
+
+    class Pieces(ScriptedGenerator):
+        def stream(self, messages, *, max_tokens, cancel):
+            self.prompts.append(list(messages))
+            for piece in ["It costs more.", " So the answer is 4", ".", "23", ".", " It", " was", " measured."]:
+                self.tokens_emitted += 1
+                yield piece
+
+    gen = Pieces([])
+    events = events_of(gen, iterations=1)
+    assert events[-1].draft == "It costs more. So the answer is 4.23."
+    assert events[-1].answer == "4.23" and gen.tokens_emitted == 6
+
+
 def test_stop_names_the_iteration_that_found_nothing_new():
     gen = ScriptedGenerator(["So the answer is Paris.", "So the answer is Lyon."])
     events = events_of(gen, iterations=3, adaptive=True, top_k=5)

@@ -27,12 +27,12 @@ def test_falls_back_to_last_sentence():
 
 
 def test_an_acronym_ends_the_answer_and_an_initial_does_not():
-    from iterretgen_tui.engine.loop.prompts import answer_complete
+    from iterretgen_tui.engine.loop.prompts import answer_end
 
     assert extract_answer("So the answer is NASA. It launched Apollo.") == "NASA"
-    assert answer_complete("So the answer is NASA. ")
-    assert not answer_complete("So the answer is J. ")
-    assert not answer_complete("So the answer is U.S.")
+    assert answer_end("So the answer is NASA. ") is not None
+    assert answer_end("So the answer is J. ") is None
+    assert answer_end("So the answer is U.S.") is None
     assert extract_answer("So the answer is Ctrl+Q. It quits.") == "Ctrl+Q"
 
 
@@ -59,25 +59,38 @@ def test_bare_the_answer_is_line_and_next_line():
     assert extract_answer("I think the answer is hidden. He was born in Dijon.") == "He was born in Dijon"
 
 
-def test_answer_complete_only_once_the_answer_is_stated():
-    from iterretgen_tui.engine.loop.prompts import answer_complete
+def test_the_answer_ends_only_once_it_is_stated():
+    from iterretgen_tui.engine.loop.prompts import answer_end
 
-    assert not answer_complete("Eiffel built it. So the answer")
-    assert not answer_complete("Eiffel built it. So the answer is Dij")
-    assert answer_complete("Eiffel built it. So the answer is Dijon.")
-    assert answer_complete("So the answer is Dijon\n")
-    assert not answer_complete("The answer is:\n\n")
-    assert answer_complete("The answer is:\n\nDijon.")
-    assert not answer_complete("So the answer is 3.5")
-    assert not answer_complete("So the answer is Craig v. ")  # the case's name goes on
-    assert answer_complete("So the answer is Craig v. Boren. ")
-    assert not answer_complete("Finding the answer is hard. Next")
+    assert answer_end("Eiffel built it. So the answer") is None
+    assert answer_end("Eiffel built it. So the answer is Dij") is None
+    assert answer_end("Eiffel built it. So the answer is Dijon.") is not None
+    assert answer_end("So the answer is Dijon\n") is not None
+    assert answer_end("The answer is:\n\n") is None
+    assert answer_end("The answer is:\n\nDijon.") is not None
+    assert answer_end("So the answer is 3.5") is None
+    assert answer_end("So the answer is Craig v. ") is None  # the case's name goes on
+    assert answer_end("So the answer is Craig v. Boren. ") is not None
+    assert answer_end("Finding the answer is hard. Next") is None
+
+
+def test_a_number_s_full_stop_waits_for_the_next_token():
+    """Streamed, "4.23" arrives as "4." then "23": the stop once cut the answer to "4"."""
+    from iterretgen_tui.engine.loop.prompts import answer_end
+
+    assert answer_end("So the answer is 4.") is None
+    assert answer_end("So the answer is 4.23") is None
+    assert answer_end("So the answer is 1987.") is None  # a year: complete at the next token
+    text = "It costs more. So the answer is 4.23. It was measured."
+    assert text[: answer_end(text)] == "It costs more. So the answer is 4.23."
+    assert answer_end("So the answer is 1987.\n") == len("So the answer is 1987.")
+    assert answer_end("So the answer is Dijon. It") == len("So the answer is Dijon.")
 
 
 def test_answer_colon_line_is_an_answer_marker():
-    from iterretgen_tui.engine.loop.prompts import answer_complete
+    from iterretgen_tui.engine.loop.prompts import answer_end
 
     assert extract_answer("The key is Esc.\n\nAnswer: **Esc**") == "Esc"
     assert extract_answer("Answer: Ctrl+Q quits the app. More.") == "Ctrl+Q quits the app"
-    assert not answer_complete("Reasoning.\n\nAnswer:")
-    assert answer_complete("Reasoning.\n\nAnswer: Esc.")
+    assert answer_end("Reasoning.\n\nAnswer:") is None
+    assert answer_end("Reasoning.\n\nAnswer: Esc.") is not None

@@ -34,7 +34,7 @@ from .events import (
 from .generator import Generator
 from .options import LoopOptions
 from .outcome import draft_outcome
-from .prompts import Prompt, answer_complete, build_prompt
+from .prompts import Prompt, answer_end, build_prompt
 from .queries import QUESTION, PassageRetriever, QueryFormer, paper_query, search_again, searches
 from .question_kind import question_kind
 from .repetition import LoopGuard
@@ -150,8 +150,10 @@ def generate(
             yield Token(t, piece)
             if guard.feed(piece):
                 break  # looping: nothing more of use will come
-            if answer_complete(guard.text, kind):
-                break  # the answer is stated: whatever follows would be discarded
+            end = answer_end(guard.text, kind)
+            if end is not None:  # the answer is stated: whatever follows would be discarded
+                guard.text = guard.text[:end]
+                break
     finally:
         stream.close()  # stops decoding at once
     if cancel.is_set():

@@ -297,14 +297,25 @@ def _clean(answer: str) -> str:
     return text
 
 
-def answer_complete(output: str, kind: str = FACTOID) -> bool:
-    """True once the output has stated its answer in full: generation can stop there
-    (small models otherwise ramble or repeat themselves up to the token limit). An open
-    question's answer is the whole reply, however it starts."""
+def answer_end(output: str, kind: str = FACTOID) -> int | None:
+    """Where the stated answer's sentence or line ends in ``output``, once it is there in
+    full: generation can stop there (small models otherwise ramble or repeat themselves up
+    to the token limit), and the draft ends there. None before that, and always for an
+    open question, whose answer is the whole reply. A stop after a digit at the end of the
+    text so far waits for the next token: it may be a decimal point ("4." of "4.23", which
+    once stopped the answer at "4")."""
     if kind == OPEN:
-        return False
-    rest = _after_last_marker(output)
-    if rest is None:
-        return False
-    line, newline, _ = rest.lstrip().partition("\n")
-    return bool(line.strip()) and (bool(newline) or _SENTENCE_END.search(line) is not None)
+        return None
+    matches = list(_ANSWER.finditer(output))
+    if not matches:
+        return None
+    start = matches[-1].end()
+    rest = output[start:]
+    lead = len(rest) - len(rest.lstrip())
+    line, newline, _ = rest[lead:].partition("\n")
+    if not line.strip():
+        return None
+    for stop in _SENTENCE_END.finditer(line):
+        if stop.start() < len(line) or not line[: stop.start() - 1][-1:].isdigit():
+            return start + lead + stop.start()
+    return start + lead + len(line) if newline else None
