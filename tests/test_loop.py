@@ -236,7 +236,7 @@ def test_generation_stops_once_the_answer_is_stated():
 
 
 def test_a_decimal_answer_streamed_in_pieces_is_read_whole():
-    """"4.23" streams as "4", ".", "23": a stop at "4." once made the answer "4"."""
+    """ "4.23" streams as "4", ".", "23": a stop at "4." once made the answer "4"."""
 
     class Pieces(ScriptedGenerator):
         def stream(self, messages, *, max_tokens, cancel):
