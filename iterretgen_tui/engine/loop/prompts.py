@@ -243,19 +243,19 @@ _SENTENCE_END = re.compile(rf"{AFTER_FULL_STOP}(?:\s|$)")
 _SENTENCE_GAP = re.compile(SENTENCE_GAP)
 
 
-def _after_last_marker(output: str) -> str | None:
-    """The text after the last answer marker; None when there is none."""
+def _answer_start(output: str) -> int | None:
+    """Where the text after the last answer marker starts; None when there is none."""
     matches = list(_ANSWER.finditer(output))
-    return output[matches[-1].end() :] if matches else None
+    return matches[-1].end() if matches else None
 
 
 def _answer_text(output: str) -> str | None:
     """What follows the last "(So) the answer is", up to the end of its line or sentence;
     a bare "The answer is:" takes the next non-empty line."""
-    rest = _after_last_marker(output)
-    if rest is None:
+    start = _answer_start(output)
+    if start is None:
         return None
-    lines = [line for line in rest.split("\n") if line.strip()]
+    lines = [line for line in output[start:].split("\n") if line.strip()]
     return _SENTENCE_END.split(lines[0])[0] if lines else ""
 
 
@@ -306,16 +306,15 @@ def answer_end(output: str, kind: str = FACTOID) -> int | None:
     once stopped the answer at "4")."""
     if kind == OPEN:
         return None
-    matches = list(_ANSWER.finditer(output))
-    if not matches:
+    start = _answer_start(output)
+    if start is None:
         return None
-    start = matches[-1].end()
     rest = output[start:]
-    lead = len(rest) - len(rest.lstrip())
-    line, newline, _ = rest[lead:].partition("\n")
+    start += len(rest) - len(rest.lstrip())
+    line, newline, _ = output[start:].partition("\n")
     if not line.strip():
         return None
-    for stop in _SENTENCE_END.finditer(line):
-        if stop.start() < len(line) or not line[: stop.start() - 1][-1:].isdigit():
-            return start + lead + stop.start()
-    return start + lead + len(line) if newline else None
+    for stop in _SENTENCE_END.finditer(line):  # stop.start(): just after the full stop
+        if stop.start() < len(line) or not line[stop.start() - 2].isdigit():
+            return start + stop.start()
+    return start + len(line) if newline else None
