@@ -51,7 +51,10 @@ class _OnnxRuntime:
             ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"], disabled_optimizers=UNFUSED)
             for _ in range(streams)
         ]
-        self.streams = streams
+
+    @property
+    def streams(self) -> int:
+        return len(self.sessions)
 
     def embed(self, batches: Iterable[tuple[np.ndarray, dict]], store: Callable) -> None:
         batches = list(batches)
