@@ -12,6 +12,9 @@ def test_extracts_last_so_the_answer_is():
     assert extract_answer("So the answer is St. Louis, Missouri.") == "St. Louis, Missouri"
     assert extract_answer("So the answer is J. M. Barrie.") == "J. M. Barrie"
     assert extract_answer("So the answer is `/`.") == "/"
+    # Punctuation that is the whole answer keeps its quotes: stripped, nothing was left.
+    assert extract_answer("So the answer is `'.'`.") == "'.'"
+    assert extract_answer("It returns '.', the current directory. So the answer is `'..'`.") == "'..'"
     assert extract_answer('So the answer is ocr = "off".') == 'ocr = "off"'  # a closing quote of its own
     assert extract_answer('So the answer is `ocr = "off"`.') == 'ocr = "off"'
     assert extract_answer('So the answer is "off" in config.toml.') == '"off" in config.toml'

@@ -283,6 +283,8 @@ def _clean(answer: str) -> str:
     # The stop may sit outside the quotes ("`/`.") or inside them ("**U.S.A.**").
     raw = answer.strip().rstrip(".").strip()
     text = raw.strip("*\"'` ").rstrip(".").strip()
+    if not text:  # the answer is punctuation, quotes included: "`'.'`" (the current directory)
+        return raw.strip("*` ")
     # A quote stripped from an end that closes or opens one inside the answer is part of
     # it: ocr = "off" (apostrophes are left alone: Macy's has one of its own).
     start = raw.find(text)
