@@ -239,6 +239,45 @@ def test_progress_counts_pages_and_a_cancel_stops_between_pages(tmp_path, emb):
     ]
 
 
+def test_the_next_page_loads_while_one_is_read_one_loader_at_a_time_and_a_cancel_waits_for_it(monkeypatch):
+    started: dict[int, threading.Event] = {}
+    running, overlaps, loader_threads = [], [], set()
+
+    def loaders(count):
+        started.clear()
+        started.update({n: threading.Event() for n in range(1, count + 1)})
+
+        def loader(n):
+            def load():
+                loader_threads.add(threading.get_ident())
+                running.append(n)
+                overlaps.append(len(running))
+                started[n].set()
+                time.sleep(0.05)
+                running.remove(n)
+                return None if n == 3 else np.full((4, 4), n, dtype=np.uint8)  # page 3 is blank
+
+            return load
+
+        return [loader(n) for n in range(1, count + 1)]
+
+    def read_page(gray):
+        n = int(gray[0, 0])
+        assert started[n + 1].wait(5), f"page {n + 1} was not loading while page {n} was read"
+        return [f"page {n}"]
+
+    monkeypatch.setattr(ocr, "read_lines", read_page)
+    assert ocr.OcrRun().read(loaders(3)) == [["page 1"], ["page 2"], []]
+    assert max(overlaps) == 1 and len(loader_threads) == 1 and threading.get_ident() not in loader_threads
+
+    cancel = threading.Event()
+    run = ocr.OcrRun(cancel, on_page=lambda: run.pages_done == 1 and cancel.set())
+    with pytest.raises(ocr.OcrCancelled):
+        run.read(loaders(4))
+    assert run.pages_done == 1 and started[2].is_set() and not running, "the load in flight ended first"
+    assert not started[3].is_set() and not started[4].is_set()
+
+
 def test_a_first_run_cut_short_does_not_make_the_next_one_ocr_again(tmp_path, emb, reads, monkeypatch):
     monkeypatch.setattr(indexer, "BATCH_SECONDS", 0.0)  # commit after every file
     folder = tmp_path / "docs"

@@ -14,6 +14,7 @@ import math
 import threading
 import warnings
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -54,19 +55,25 @@ class OcrRun:
     pages_left: int = 0  # pages of the file being read still to go
 
     def read(self, pages: Sequence[Callable[[], np.ndarray | None]]) -> list[list[str]]:
-        """The lines of each page; a loader returns None for a page found blank."""
+        """The lines of each page; a loader returns None for a page found blank. The next
+        page is loaded (rendered, decoded) while this one is read: pdfium and Pillow release
+        the GIL, and the OCR leaves a core idle between its model calls. One thread runs
+        every loader in turn, so pdfium is never called from two threads at once."""
         self.pages_left = len(pages)
         self._tell()
         out = []
-        for load in pages:
-            if self.cancel is not None and self.cancel.is_set():
-                self.pages_left = 0
-                raise OcrCancelled
-            image = load()
-            out.append([] if image is None else read_lines(image))
-            self.pages_done += 1
-            self.pages_left -= 1
-            self._tell()
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ocr-load-ahead") as ahead:
+            upcoming = ahead.submit(pages[0]) if pages else None
+            for number in range(1, len(pages) + 1):
+                if self.cancel is not None and self.cancel.is_set():
+                    self.pages_left = 0
+                    raise OcrCancelled  # leaving the block waits for a load in flight
+                image = upcoming.result()
+                upcoming = ahead.submit(pages[number]) if number < len(pages) else None
+                out.append([] if image is None else read_lines(image))
+                self.pages_done += 1
+                self.pages_left -= 1
+                self._tell()
         return out
 
     def _tell(self) -> None:
