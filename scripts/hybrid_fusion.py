@@ -8,7 +8,8 @@ those lists exactly as ``HybridRetriever`` would, and is scored by eval's own
 with paired differences against dense and their 95% intervals; "title bonus" rows are
 also paired against the fusion without one. "postings budget" scores the
 keyword retriever's budget against none ("vs_dense" there is against no budget). The candidates that were
-measured and not shipped (reciprocal-rank fusion, plain or weighted) live here.
+measured and not shipped (reciprocal-rank fusion, plain or weighted; z-score and 3-sigma
+normalisation instead of min-max) live here.
 
 The dataset indexes are eval's own (cached in ITERRETGEN_HOME); the keyword index is
 rebuilt in place for each tokenizer and left with the shipped one.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -71,6 +73,23 @@ class WeightedRRF:
                     passages.setdefault(p.id, p)
             out.append([passages[i] for i in sorted(passages, key=lambda i: -fused[i])[:k]])
         return out
+
+
+def z_scores(ranking) -> dict[int, float]:
+    """Not shipped: scores in standard deviations of the ranking read, its worst at 0."""
+    scores = [p.score for p in ranking]
+    spread = statistics.pstdev(scores) if scores else 0.0
+    return {p.id: (p.score - min(scores)) / spread if spread > 0 else 1.0 for p in ranking}
+
+
+def three_sigma(ranking) -> dict[int, float]:
+    """Not shipped: distribution-based normalisation, the ranking's mean -/+ 3 standard
+    deviations mapped to 0 and 1 (Qdrant's "DBSF")."""
+    scores = [p.score for p in ranking]
+    mean, spread = (statistics.fmean(scores), statistics.pstdev(scores)) if scores else (0.0, 0.0)
+    if spread == 0:
+        return {p.id: 1.0 for p in ranking}
+    return {p.id: min(1.0, max(0.0, (p.score - mean + 3 * spread) / (6 * spread))) for p in ranking}
 
 
 def scored(questions, retriever, top_k: int, base_rows: list[dict] | None) -> dict:
@@ -140,6 +159,15 @@ def measure(dataset, embedder, top_k: int, say) -> dict:
         for weight in (0.5, 0.6, 0.7, 0.8, 0.9):
             fused = hybrid.HybridRetriever(dense, lexical, depth=depth, dense_weight=weight)
             report[f"convex dense {weight:g} depth {depth}"] = scored(questions, fused, top_k, base)
+        for name, normalise in (("z-score", z_scores), ("3-sigma", three_sigma)):
+            for weight in (0.5, 0.6, 0.7):
+                for bonus in (0.2, 0.5):
+                    fused = hybrid.HybridRetriever(
+                        dense, lexical, depth=depth, dense_weight=weight, title_bonus=bonus, normalise=normalise
+                    )
+                    report[f"{name} dense {weight:g} title bonus {bonus:g} depth {depth}"] = scored(
+                        questions, fused, top_k, base
+                    )
         for weight in (1.0, 0.5, 0.3):
             fused = WeightedRRF(dense, lexical, depth=depth, lexical_weight=weight)
             report[f"rrf lexical x{weight:g} depth {depth}"] = scored(questions, fused, top_k, base)

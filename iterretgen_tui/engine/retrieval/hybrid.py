@@ -17,7 +17,7 @@ knowing.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Protocol
@@ -44,6 +44,7 @@ class HybridRetriever:
         depth: int = FUSION_DEPTH,
         dense_weight: float = DENSE_WEIGHT,
         title_bonus: float = TITLE_BONUS,
+        normalise: Callable[[Sequence[Passage]], dict[int, float]] | None = None,
     ) -> None:
         self.dense = dense
         self.embedder = getattr(dense, "embedder", None)  # the loop scores evidence sentences with it
@@ -51,6 +52,7 @@ class HybridRetriever:
         self.depth = depth
         self.dense_weight = dense_weight
         self.title_bonus = title_bonus
+        self.normalise = normalise or normalised
         # The keyword search runs beside the query's encoding: SQLite and the encoder both
         # release the GIL, so a search costs about the slower of the two, not their sum.
         self._beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="keyword-search")
@@ -70,6 +72,7 @@ class HybridRetriever:
                 dense_weight=self.dense_weight,
                 named=_named(query),
                 title_bonus=self.title_bonus,
+                normalise=self.normalise,
             )
             for query, by_dense, by_lexical in zip(queries, dense, lexical)
         ]
@@ -103,13 +106,14 @@ def fuse(
     dense_weight: float,
     named: str = "",
     title_bonus: float = TITLE_BONUS,
+    normalise: Callable[[Sequence[Passage]], dict[int, float]] = normalised,
 ) -> list[Passage]:
     """The top k by ``dense_weight`` x dense score + the rest x keyword score (each
-    normalised; a passage one ranking did not return scores 0 there), plus ``title_bonus``
+    ``normalise``d; a passage one ranking did not return scores 0 there), plus ``title_bonus``
     where ``named`` (the search text's ``_named``) names the passage's whole title; ties kept
     in dense order. Each passage says which ranking found it (``ranker``) and carries the
     fused score."""
-    by_dense, by_lexical = normalised(dense), normalised(lexical)
+    by_dense, by_lexical = normalise(dense), normalise(lexical)
     passages = {p.id: p for p in dense}  # dense first: ties keep its order
     for p in lexical:
         passages.setdefault(p.id, p)
