@@ -79,6 +79,8 @@ def print_report(report: IndexReport, *, as_json: bool) -> None:
         f"{report.removed} removed, {report.unchanged} unchanged), {report.passages} passages, "
         f"{report.seconds:.1f} s",
     )
+    if report.removed_indexes:
+        print(f"  {report.removed_note()}")
     for skip in report.skipped[:MAX_SKIPS_SHOWN]:
         print(f"  skipped {skip.path}: {skip.reason}")
     if len(report.skipped) > MAX_SKIPS_SHOWN:

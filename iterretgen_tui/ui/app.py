@@ -209,6 +209,7 @@ class ChatApp(App):
                 Prepared(
                     session.info(),
                     skipped=skipped,
+                    removed=report.removed_note(),
                     session=session,
                     settings=settings,
                     examples=tuple(session.examples()),
@@ -274,6 +275,8 @@ class ChatApp(App):
                 embedder=settings.embedder,
             )
             await self.mark_stale()  # a re-index may have brought sources up to date
+        if message.removed:
+            self.notify(message.removed, title="Disk space freed", timeout=10)
         if message.skipped:
             listed = "\n".join(message.skipped[:5])
             more = f"\n… and {len(message.skipped) - 5} more" if len(message.skipped) > 5 else ""

@@ -34,6 +34,7 @@ class Prepared(Message):
     info: dict
     error: str = ""
     skipped: tuple[str, ...] = ()  # "path: reason" of files the indexer could not read
+    removed: str = ""  # the indexes of superseded embedder schemes removed, in a sentence
     session: object = None  # the session that is now ready; None when preparing failed
     settings: object = None  # the settings it was built from
     examples: tuple[str, ...] = ()  # questions drawn from the folder's headings, for the welcome

@@ -25,6 +25,7 @@ the wrong kind for its size, or an IVF index that has outgrown its lists, is reb
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -41,6 +42,7 @@ from ..passages import Passage
 
 SCHEMA_VERSION = "1"
 _DB = "index.sqlite3"
+_WRITE_LOCK = "write.lock"
 _SQL_VARS = 500  # ids per `IN (...)` query, below SQLite's parameter limit
 # Exact search reads every vector per query (memory-bound); above this an IVF index reads
 # a few percent of them (docs/performance.md, scripts/bench_retrieval.py).
@@ -326,7 +328,7 @@ class PassageIndex:
         ``timeout`` None waits until the holder finishes (or ``cancel`` is set); 0 fails at
         once. ``on_wait`` gets one message when waiting starts.
         """
-        lock = FileLock(self.directory / "write.lock")
+        lock = FileLock(self.directory / _WRITE_LOCK)
         try:
             lock.acquire(timeout=0)
         except Timeout:
@@ -559,6 +561,40 @@ class PassageIndex:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+
+
+def stored_identity(directory: Path) -> str | None:
+    """The embedder identity an index folder was built for, read without opening it for
+    writing; None when it holds no readable index."""
+    database = Path(directory) / _DB
+    if not database.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return row[0] if row else None
+
+
+def remove_index(directory: Path) -> int | None:
+    """Deletes an index folder and returns the bytes it held; None, touching nothing, while
+    another process writes it."""
+    directory = Path(directory)
+    lock = FileLock(directory / _WRITE_LOCK)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return None
+    try:
+        size = sum(f.stat().st_size for f in directory.rglob("*") if f.is_file())
+        shutil.rmtree(directory)
+    finally:
+        lock.release()
+    return size
 
 
 def _initialise(conn: sqlite3.Connection, identity: str, dim: int) -> None:

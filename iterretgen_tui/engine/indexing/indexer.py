@@ -37,6 +37,7 @@ from .documents import (
 )
 from .index import FileRecord, FileUpdate, IndexMismatchError, NewPassage, PassageIndex
 from .ocr import OCR_MODES, OcrCancelled, OcrRun
+from .superseded import RemovedIndex, remove_superseded
 
 PARSER_VERSION = "1"  # bump when parsing, splitting or the embedded text changes
 BATCH_PASSAGES = 256
@@ -78,6 +79,7 @@ class IndexReport:
     embedded: int = 0  # passages embedded this run; the others reused stored vectors
     ocr_pages: int = 0  # page images read by OCR this run
     cancelled: bool = False
+    removed_indexes: list[RemovedIndex] = field(default_factory=list)  # of superseded embedder schemes
 
     def to_json(self) -> dict:
         return {
@@ -92,7 +94,19 @@ class IndexReport:
             "passages": self.passages,
             "ocr_pages": self.ocr_pages,
             "seconds": round(self.seconds, 3),
+            "removed_indexes": [
+                {"path": r.directory, "embedder": r.embedder, "bytes": r.bytes} for r in self.removed_indexes
+            ],
         }
+
+    def removed_note(self) -> str:
+        """The indexes removed this run, in a sentence; "" when none were."""
+        if not self.removed_indexes:
+            return ""
+        megabytes = sum(r.bytes for r in self.removed_indexes) / 1e6
+        count = len(self.removed_indexes)
+        kind = "an index" if count == 1 else f"{count} indexes"
+        return f"Removed {kind} built by an earlier version of the embedder ({megabytes:.1f} MB)."
 
 
 ProgressCallback = Callable[[IndexProgress], None]
@@ -161,7 +175,10 @@ def sync_folder(
             meta = ({"chunking": signature} if reprocess_all else {}) | ({"ocr": ocr} if reprocess_ocr else {})
         _remove(index, report, known, [path for path in gone if path in known], meta or None)
     report.ocr_pages = writer.ocr.pages_done if writer.ocr else 0
-    return _finish(report, index, writer, started)
+    _finish(report, index, writer, started)
+    if not report.cancelled:
+        report.removed_indexes = remove_superseded(index)
+    return report
 
 
 def _changed(
