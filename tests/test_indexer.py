@@ -59,7 +59,8 @@ def sync(folder, embedder, **kwargs):
 def test_the_fixture_folder_indexes_every_format_and_skips_every_broken_input(docs, emb):
     index, report = sync(docs, emb)
     data = report.to_json()
-    assert set(data) == {"files", "passages", "ocr_pages", "seconds"}
+    assert set(data) == {"files", "passages", "ocr_pages", "seconds", "removed_indexes"}
+    assert data["removed_indexes"] == []
     assert set(data["files"]) == {"indexed", "unchanged", "added", "updated", "removed", "skipped"}
     assert data["files"]["indexed"] == data["files"]["added"] == len(docfolder.GOOD)
     skipped = {str(Path(s["path"]).relative_to(docs)): s["reason"] for s in data["files"]["skipped"]}
