@@ -90,3 +90,10 @@ def dataset_index_dir(dataset: Path | str, embedder_identity: str) -> Path:
 def eval_dir() -> Path:
     """Where `eval` keeps its results when no --out is given (so a rerun resumes)."""
     return _made(data_dir() / "eval")
+
+
+def disk_size(path: Path) -> int:
+    """Bytes a file, or every file under a folder, takes."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())

@@ -218,12 +218,6 @@ class Installed:
     metric: str = ""
 
 
-def disk_size(path: Path) -> int:
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-
-
 def installed(configured: dict[str, str]) -> list[Installed]:
     """Models on this machine: embedded, pulled, and the local paths in ``configured``
     (role -> value, e.g. {"llm": settings.llm, "embedder": settings.embedder})."""
@@ -231,20 +225,22 @@ def installed(configured: dict[str, str]) -> list[Installed]:
     for entry in catalogue.load().values():
         if entry.embedded and importlib.util.find_spec(entry.package) is not None:
             path = embedded_path(entry)
-            found.append(Installed(entry.name, entry.kind, "embedded", str(path), disk_size(path), entry.metric))
+            found.append(Installed(entry.name, entry.kind, "embedded", str(path), paths.disk_size(path), entry.metric))
     for record in pulled_models():
         found.append(
-            Installed(record.name, record.kind, "pulled", str(record.path), disk_size(record.folder), record.metric)
+            Installed(
+                record.name, record.kind, "pulled", str(record.path), paths.disk_size(record.folder), record.metric
+            )
         )
     for folder in sorted(paths.adapted_dir().iterdir()):
         if adapted(folder.name) is not None:
-            found.append(Installed(folder.name, "embedder", "adapted", str(folder), disk_size(folder)))
+            found.append(Installed(folder.name, "embedder", "adapted", str(folder), paths.disk_size(folder)))
     for role, value in configured.items():
         if not value or value in catalogue.load() or pulled(value) is not None or adapted(value) is not None:
             continue
         path = Path(value).expanduser()
         kind = "llm" if role == "llm" else "embedder"
-        found.append(Installed(value, kind, "local", str(path), disk_size(path) if path.exists() else None))
+        found.append(Installed(value, kind, "local", str(path), paths.disk_size(path) if path.exists() else None))
     return found
 
 

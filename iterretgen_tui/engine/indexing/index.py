@@ -37,6 +37,7 @@ import faiss
 import numpy as np
 from filelock import FileLock, Timeout
 
+from ... import paths
 from ..errors import IterRetGenError
 from ..passages import Passage
 
@@ -590,7 +591,7 @@ def remove_index(directory: Path) -> int | None:
     except Timeout:
         return None
     try:
-        size = sum(f.stat().st_size for f in directory.rglob("*") if f.is_file())
+        size = paths.disk_size(directory)
         shutil.rmtree(directory)
     finally:
         lock.release()
