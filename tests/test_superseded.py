@@ -4,6 +4,7 @@ step; other embedders' and backends' indexes stay, and so does one another proce
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 
 from filelock import FileLock
@@ -87,4 +88,21 @@ def test_a_cancelled_sync_removes_nothing(tmp_path):
     with open_folder_index(folder, emb) as index:
         report = sync_folder(folder, index, emb, cancel=cancel)
     assert report.cancelled and not report.removed_indexes
+    assert stored_identity(old) == f"{emb.identity}:int8-fused"
+
+
+def test_a_removal_the_system_refuses_leaves_the_sync_and_the_old_index_as_they_were(tmp_path, monkeypatch):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("The ferry leaves at noon.\n")
+    emb = HashEmbedder()
+    old = _index_beside(folder, f"{emb.identity}:int8-fused", emb.dim)
+
+    def refuse(path, *args, **kwargs):
+        raise PermissionError(13, "held open by another program", str(path))
+
+    monkeypatch.setattr(shutil, "rmtree", refuse)
+    with open_folder_index(folder, emb) as index:
+        report = sync_folder(folder, index, emb)
+    assert report.added == 1 and not report.removed_indexes and not report.cancelled
     assert stored_identity(old) == f"{emb.identity}:int8-fused"

@@ -583,7 +583,8 @@ def stored_identity(directory: Path) -> str | None:
 
 def remove_index(directory: Path) -> int | None:
     """Deletes an index folder and returns the bytes it held; None, touching nothing, while
-    another process writes it."""
+    another process writes it, and None when the system refuses the deletion (a file held
+    open elsewhere, permissions): removing an index is never worth failing the caller."""
     directory = Path(directory)
     lock = FileLock(directory / _WRITE_LOCK)
     try:
@@ -593,6 +594,8 @@ def remove_index(directory: Path) -> int | None:
     try:
         size = paths.disk_size(directory)
         shutil.rmtree(directory)
+    except OSError:
+        return None
     finally:
         lock.release()
     return size
