@@ -33,6 +33,18 @@ def test_only_a_scheme_this_version_no_longer_makes_is_superseded():
     assert not superseded(f"{BASE}x:int8-fused", BASE), "a name that only starts alike"
 
 
+OLD_SCHEME = f"{HashEmbedder().identity}:int8-fused"
+
+
+def _folder_with_an_old_index(tmp_path):
+    """A folder of one note, and beside its future index one of a superseded scheme."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Harbour\nThe ferry leaves at noon.\n")
+    emb = HashEmbedder()
+    return folder, emb, _index_beside(folder, OLD_SCHEME, emb.dim)
+
+
 def _index_beside(folder, identity: str, dim: int) -> str:
     directory = paths.embedder_index_dir(folder, identity)
     PassageIndex.open(directory, embedder_identity=identity, dim=dim).close()
@@ -40,11 +52,7 @@ def _index_beside(folder, identity: str, dim: int) -> str:
 
 
 def test_a_sync_removes_the_superseded_index_beside_it_and_keeps_the_others(tmp_path, capsys):
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    (folder / "a.md").write_text("# Harbour\nThe ferry leaves at noon.\n")
-    emb = HashEmbedder()
-    old = _index_beside(folder, f"{emb.identity}:int8-fused", emb.dim)
+    folder, emb, old = _folder_with_an_old_index(tmp_path)
     held = _index_beside(folder, f"{emb.identity}:int8", emb.dim)
     kept = [
         _index_beside(folder, f"{emb.identity}:{IDENTITIES['openvino-int8']}", emb.dim),
@@ -58,9 +66,9 @@ def test_a_sync_removes_the_superseded_index_beside_it_and_keeps_the_others(tmp_
     finally:
         writer.release()
     assert [r.directory for r in report.removed_indexes] == [old]
-    assert report.removed_indexes[0].embedder == f"{emb.identity}:int8-fused"
+    assert report.removed_indexes[0].embedder == OLD_SCHEME
     assert report.removed_indexes[0].bytes > 0
-    assert not paths.embedder_index_dir(folder, f"{emb.identity}:int8-fused").joinpath("index.sqlite3").exists()
+    assert not paths.embedder_index_dir(folder, OLD_SCHEME).joinpath("index.sqlite3").exists()
     assert all(stored_identity(d) is not None for d in [*kept, held, str(index.directory)])
     assert report.added == 1 and len(index) == 1, "the folder's own index is untouched"
 
@@ -78,25 +86,17 @@ def test_a_sync_removes_the_superseded_index_beside_it_and_keeps_the_others(tmp_
 
 
 def test_a_cancelled_sync_removes_nothing(tmp_path):
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    (folder / "a.md").write_text("The ferry leaves at noon.\n")
-    emb = HashEmbedder()
-    old = _index_beside(folder, f"{emb.identity}:int8-fused", emb.dim)
+    folder, emb, old = _folder_with_an_old_index(tmp_path)
     cancel = threading.Event()
     cancel.set()
     with open_folder_index(folder, emb) as index:
         report = sync_folder(folder, index, emb, cancel=cancel)
     assert report.cancelled and not report.removed_indexes
-    assert stored_identity(old) == f"{emb.identity}:int8-fused"
+    assert stored_identity(old) == OLD_SCHEME
 
 
 def test_a_removal_the_system_refuses_leaves_the_sync_and_the_old_index_as_they_were(tmp_path, monkeypatch):
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    (folder / "a.md").write_text("The ferry leaves at noon.\n")
-    emb = HashEmbedder()
-    old = _index_beside(folder, f"{emb.identity}:int8-fused", emb.dim)
+    folder, emb, old = _folder_with_an_old_index(tmp_path)
 
     def refuse(path, *args, **kwargs):
         raise PermissionError(13, "held open by another program", str(path))
@@ -105,4 +105,4 @@ def test_a_removal_the_system_refuses_leaves_the_sync_and_the_old_index_as_they_
     with open_folder_index(folder, emb) as index:
         report = sync_folder(folder, index, emb)
     assert report.added == 1 and not report.removed_indexes and not report.cancelled
-    assert stored_identity(old) == f"{emb.identity}:int8-fused"
+    assert stored_identity(old) == OLD_SCHEME
