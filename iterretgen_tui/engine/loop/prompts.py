@@ -312,8 +312,9 @@ def answer_end(output: str, kind: str = FACTOID) -> int | None:
     if start is None:
         return None
     rest = output[start:]
-    start += len(rest) - len(rest.lstrip())
-    line, newline, _ = output[start:].partition("\n")
+    stated = rest.lstrip()
+    start += len(rest) - len(stated)
+    line, newline, _ = stated.partition("\n")
     if not line.strip():
         return None
     for stop in _SENTENCE_END.finditer(line):  # stop.start(): just after the full stop
