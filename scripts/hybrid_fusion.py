@@ -78,8 +78,8 @@ class WeightedRRF:
 def z_scores(ranking) -> dict[int, float]:
     """Not shipped: scores in standard deviations of the ranking read, its worst at 0."""
     scores = [p.score for p in ranking]
-    spread = statistics.pstdev(scores) if scores else 0.0
-    return {p.id: (p.score - min(scores)) / spread if spread > 0 else 1.0 for p in ranking}
+    low, spread = (min(scores), statistics.pstdev(scores)) if scores else (0.0, 0.0)
+    return {p.id: (p.score - low) / spread if spread > 0 else 1.0 for p in ranking}
 
 
 def three_sigma(ranking) -> dict[int, float]:
