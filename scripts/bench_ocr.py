@@ -5,15 +5,18 @@ the indexer's OCR on A4 pages this script scans itself.
 Known English text (passages of a dataset's corpus, else a built-in paragraph) is typeset
 in an 11-pt serif on A4 at 150, 200 and 300 dpi. "clean" is the page as rendered; "noisy"
 is what a worn flatbed scan looks like: greyed paper and ink, a turn of about a degree, a
-slight blur, sensor noise and dust specks. Each page is read as the indexer reads an image
-file (``ocr.read_lines``); the 200-dpi clean pages are also put in a scanned PDF and read
-as the indexer reads one (render + OCR). CER = edit distance / length of the true text,
-both with whitespace runs collapsed. Each page is read once at each ``--precisions`` value
-(``ocr.PRECISION``: "auto" is OpenVINO's choice, bf16 on CPUs with AMX or AVX512-BF16),
-alternating which goes first, so their speeds compare side by side.
+slight blur, sensor noise and dust specks. The pages of a condition are read as the indexer
+reads the frames of one multi-page image file (``ocr.OcrRun.read``), each page timed; the
+200-dpi clean pages are also put in a scanned PDF and read as the indexer reads one (render +
+OCR). CER = edit distance / length of the true text, both with whitespace runs collapsed.
+Each condition is read once by each variant, alternating which goes first, so their speeds
+compare side by side: each ``--precisions`` value (``ocr.PRECISION``: "auto" is OpenVINO's
+choice, bf16 on CPUs with AMX or AVX512-BF16) with each ``--layers`` value ("auto": the
+recogniser's short output layer once a file shows no CJK, as shipped; "full": every label
+on every line, as before).
 
 Usage: scripts/bench_ocr.py [--pages 2] [--dpi 150,200,300] [--detect-side N] [--work-side N]
-       [--rec-batch N] [--precisions auto,f32] [--out FILE]
+       [--rec-batch N] [--precisions auto,f32] [--layers auto,full] [--out FILE]
 """
 
 from __future__ import annotations
@@ -136,11 +139,22 @@ def timed(read, *args):
     return out, time.perf_counter() - started, time.process_time() - cpu_started
 
 
+def read_document(ocr, images: list[np.ndarray]) -> tuple[list[list[str]], list[float], list[float]]:
+    """The pages read as the frames of one file, with each page's seconds and CPU seconds."""
+    clock: list[tuple[float, float]] = []
+    run = ocr.OcrRun(on_page=lambda: clock.append((time.perf_counter(), time.process_time())))
+    pages = run.read([lambda image=image: image for image in images])
+    seconds = [b[0] - a[0] for a, b in zip(clock[:-1], clock[1:])]
+    cpu_seconds = [b[1] - a[1] for a, b in zip(clock[:-1], clock[1:])]
+    return pages, seconds, cpu_seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=2, help="pages per condition")
     parser.add_argument("--dpi", default="150,200,300")
     parser.add_argument("--precisions", default="auto,f32", help="ocr.PRECISION values, each page read by each")
+    parser.add_argument("--layers", default="auto", help="'auto' (shipped) and/or 'full' (every label, every line)")
     parser.add_argument("--detect-side", type=int, help="override ocr.DETECT_SIDE")
     parser.add_argument("--work-side", type=int, help="override ocr.WORK_SIDE")
     parser.add_argument("--rec-batch", type=int, help="override ocr.RECOGNITION_BATCH")
@@ -160,26 +174,33 @@ def main() -> None:
             setattr(ocr, name, value)
     load_at_start = round(os.getloadavg()[0], 2)
     precisions = args.precisions.split(",")
+    variants = [f"{p}/{layers}" for p in precisions for layers in args.layers.split(",")]
+    # An engine per variant: OpenVINO compiles each input shape on first sight (a line batch
+    # of a new width costs more), so variants sharing models would warm them for each other.
     engines, load_seconds = {}, {}
-    for precision in precisions:
-        ocr.PRECISION = precision
+    for variant in variants:
+        ocr.PRECISION = variant.split("/")[0]
         ocr._engine.cache_clear()
         started = time.perf_counter()
-        engines[precision] = ocr._engine()
-        load_seconds[precision] = round(time.perf_counter() - started, 2)
+        engines[variant] = ocr._engine()
+        load_seconds[variant] = round(time.perf_counter() - started, 2)
+    shipped_full_read_lines = ocr.FULL_READ_LINES
 
-    def use(precision: str) -> None:
-        """Every read until the next call goes to this precision's engine."""
-        ocr._engine = lambda: engines[precision]
+    def use(variant: str) -> None:
+        """Every read until the next call goes to this variant's engine and output layers."""
+        ocr._engine = lambda: engines[variant]
+        ocr.FULL_READ_LINES = shipped_full_read_lines if variant.endswith("/auto") else 2**62  # "full": never short
 
     rng = np.random.default_rng(20)
     texts = paragraphs(8 * args.pages)
-    # per precision, per condition: seconds, CPU seconds, errors; pages alternate which goes first
-    runs = {p: {} for p in precisions}
+    # per variant, per condition: seconds, CPU seconds, errors; conditions alternate which goes first
+    runs: dict[str, dict] = {v: {} for v in variants}
     pdf_pages, lines_per_page = [], {}
+    turn = 0
     for dpi in (int(d) for d in args.dpi.split(",")):
         for kind in ("clean", "noisy"):
             condition = f"{kind}-{dpi}dpi"
+            images, truths = [], []
             for p in range(args.pages):
                 clean, lines = typeset(texts[p * 8 : (p + 1) * 8], dpi)
                 lines_per_page[condition] = len(lines)
@@ -190,25 +211,26 @@ def main() -> None:
                 if max(image.size) > ocr.WORK_SIDE:  # as the indexer prepares an image file
                     image = image.copy()
                     image.thumbnail((ocr.WORK_SIDE, ocr.WORK_SIDE), Image.Resampling.LANCZOS)
-                for precision in precisions[p % 2 :] + precisions[: p % 2]:
-                    use(precision)
-                    read, seconds, cpu_seconds = timed(ocr.read_lines, np.asarray(image))
-                    row = runs[precision].setdefault(condition, ([], [], []))
-                    row[0].append(seconds)
-                    row[1].append(cpu_seconds)
-                    row[2].append(cer("\n".join(lines), "\n".join(read)))
+                images.append(np.asarray(image))
+                truths.append("\n".join(lines))
+            turn += 1
+            for variant in variants[turn % len(variants) :] + variants[: turn % len(variants)]:
+                use(variant)
+                read, seconds, cpu_seconds = read_document(ocr, images)
+                errors = [cer(truth, "\n".join(page)) for truth, page in zip(truths, read)]
+                runs[variant][condition] = (seconds, cpu_seconds, errors)
 
     pdf = io.BytesIO()
     pdf_pages[0].save(pdf, "PDF", resolution=200, save_all=True, append_images=pdf_pages[1:])
-    by_precision = {}
-    for precision in precisions:
-        use(precision)
+    by_variant = {}
+    for variant in variants:
+        use(variant)
         parsed, pdf_seconds, pdf_cpu = timed(formats.pdf, pdf.getvalue(), ocr.OcrRun())
         assert all(block.ocr for block in parsed.blocks)
-        by_precision[precision] = {
-            "runs_at": engines[precision].text_rec.session.precision,
-            "engine_load_seconds": load_seconds[precision],
-            "conditions": {c: page_report(*row, lines_per_page[c]) for c, row in runs[precision].items()},
+        by_variant[variant] = {
+            "runs_at": engines[variant].text_rec.session.precision,
+            "engine_load_seconds": load_seconds[variant],
+            "conditions": {c: page_report(*row, lines_per_page[c]) for c, row in runs[variant].items()},
             "scanned_pdf_200dpi": {
                 "pages": len(pdf_pages),
                 "seconds": round(pdf_seconds, 2),
@@ -216,10 +238,10 @@ def main() -> None:
                 "cpu_seconds": round(pdf_cpu, 2),
             },
         }
-    if len(precisions) > 1:
-        first, other = precisions[:2]
-        by_precision["ratio_seconds_per_page_200dpi"] = {
-            f"{first}/{other} {kind}": round(
+    if len(variants) > 1:
+        first, other = variants[:2]
+        by_variant["ratio_seconds_per_page_200dpi"] = {
+            f"{first} / {other} {kind}": round(
                 float(np.median(runs[first][f"{kind}-200dpi"][0])) / float(np.median(runs[other][f"{kind}-200dpi"][0])),
                 3,
             )
@@ -234,8 +256,11 @@ def main() -> None:
             "detect_side": ocr.DETECT_SIDE,
             "recognition_batch": ocr.RECOGNITION_BATCH,
             "pdf_dpi": ocr.DPI,
+            "full_read_lines": shipped_full_read_lines,
+            "full_read_every": ocr.FULL_READ_EVERY,
+            "short_confidence": ocr.SHORT_CONFIDENCE,
         },
-        "precisions": by_precision,
+        "variants": by_variant,
         "load_average_1min": [load_at_start, round(os.getloadavg()[0], 2)],
         "goals": {"cer_clean_300dpi_max": 0.03, "cer_noisy_max": 0.08, "pages_per_second_200dpi_min": 1.0},
     }

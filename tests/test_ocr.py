@@ -53,9 +53,9 @@ def reads(monkeypatch) -> list[int]:
     calls: list[int] = []
     real = ocr.read_lines
 
-    def counted(gray):
+    def counted(gray, script=None):
         calls.append(1)
-        return real(gray)
+        return real(gray, script)
 
     monkeypatch.setattr(ocr, "read_lines", counted)
     return calls
@@ -127,6 +127,90 @@ def test_the_detector_sees_a_large_page_at_the_detection_side_and_still_reads_it
     monkeypatch.setattr(ocr._engine().text_det, "infer", seen)
     assert ocr.read_lines(gray) == ["Invoice 4471 from Whitfield", "paid on the 14th of April"]
     assert max(shapes[0][2:]) == ocr.DETECT_SIDE
+
+
+# -- the recogniser's two output layers ----------------------------------------------------
+
+ENGLISH = [
+    "Invoice 4471 from Whitfield and Sons",
+    "paid on the 14th of April by cheque",
+    "The harbour accounts were checked twice",
+    "against the ledger kept by the clerk",
+]
+# Kanji words the recogniser's alphabet holds, drawn in IPAex Gothic (a test dependency)
+KANJI = ["中国", "大学", "銀行", "病院"]
+
+
+@pytest.fixture
+def layers(monkeypatch) -> dict[str, int]:
+    """Counts the batches each output layer reads; FULL_READ_LINES small so that short pages
+    reach the short layer."""
+    monkeypatch.setattr(ocr, "FULL_READ_LINES", 4)
+    recogniser = ocr._engine().text_rec.session
+    counts = {"full": 0, "short": 0}
+    for name in counts:
+        model = getattr(recogniser, name)
+
+        def counted(batch, name=name, model=model):
+            counts[name] += 1
+            return model(batch)
+
+        monkeypatch.setattr(recogniser, name, counted)
+    return counts
+
+
+def full_read(monkeypatch, pages: list[np.ndarray]) -> list[list[str]]:
+    """The pages read with every label on every line, as before the short layer."""
+    with monkeypatch.context() as patch:
+        patch.setattr(ocr, "FULL_READ_LINES", 10**9)
+        return ocr.OcrRun().read([lambda p=p: p for p in pages])
+
+
+def kanji_page(lines: list[str]) -> np.ndarray:
+    """Lines drawn in a Japanese font, which draws Latin letters too."""
+    from importlib.util import find_spec
+
+    font_file = Path(next(iter(find_spec("matplotlib_fontja").submodule_search_locations))) / "fonts" / "ipaexg.ttf"
+    font = ImageFont.truetype(str(font_file), 40)
+    image = Image.new("L", (1600, 120 + 72 * len(lines)), 255)
+    draw = ImageDraw.Draw(image)
+    for n, line in enumerate(lines):
+        draw.text((60, 60 + 72 * n), line, fill=0, font=font)
+    return np.asarray(image)
+
+
+def test_a_latin_file_is_read_by_the_short_layer_after_its_first_lines_with_the_same_text(monkeypatch, layers):
+    pages = [np.asarray(page(ENGLISH, size=(1240, 400))), np.asarray(page(ENGLISH[::-1], size=(1240, 400)))]
+    assert (
+        ocr.OcrRun().read([lambda p=p: p for p in pages]) == full_read(monkeypatch, pages) == [ENGLISH, ENGLISH[::-1]]
+    )
+    assert layers["short"] >= 1  # page 2, after page 1's four lines were read in full
+
+
+def test_cjk_in_a_file_keeps_every_label_and_pages_read_short_before_it_are_read_again(monkeypatch, layers):
+    japanese = kanji_page(["中国大学", "東京銀行本店", "病院"])
+    pages = [japanese, np.asarray(page(ENGLISH, size=(1240, 400)))]
+    read = ocr.OcrRun().read([lambda p=p: p for p in pages])
+    assert read == full_read(monkeypatch, pages) and read[0][:2] == ["中国大学", "東京銀行本店"]
+    assert layers["short"] == 0  # CJK in the first lines: never the short layer
+
+    # After a page of English alone, kanji among English lines: the short layer reads a line
+    # surely without its kanji, and drops them; a later line it is unsure of finds kanji, and
+    # every page read short so far is read again with every label.
+    sneaky = kanji_page(["The harbour accounts were checked against the 銀行 ledger"])
+    mixed = kanji_page([f"{line} {word}" for line, word in zip(ENGLISH, KANJI)])
+    pages = [np.asarray(page(ENGLISH, size=(1240, 400))), sneaky, mixed]
+    layers.update(full=0, short=0)
+    read = ocr.OcrRun().read([lambda p=p: p for p in pages])
+    assert read == full_read(monkeypatch, pages)
+    assert "銀行" in read[1][0] and all(word in line for word, line in zip(KANJI, read[2]))
+    assert layers["short"] >= 2
+
+    # Lines all read surely: every FULL_READ_EVERY-th batch is read in full, and finds them.
+    monkeypatch.setattr(ocr, "FULL_READ_EVERY", 3)
+    pages = [np.asarray(page(ENGLISH, size=(1240, 400))), sneaky, sneaky]  # one batch a page
+    read = ocr.OcrRun().read([lambda p=p: p for p in pages])
+    assert read == full_read(monkeypatch, pages) and "銀行" in read[1][0] and "銀行" in read[2][0]
 
 
 # -- formats -------------------------------------------------------------------------------
@@ -261,7 +345,7 @@ def test_the_next_page_loads_while_one_is_read_one_loader_at_a_time_and_a_cancel
 
         return [loader(n) for n in range(1, count + 1)]
 
-    def read_page(gray):
+    def read_page(gray, _script):
         n = int(gray[0, 0])
         assert started[n + 1].wait(5), f"page {n + 1} was not loading while page {n} was read"
         return [f"page {n}"]

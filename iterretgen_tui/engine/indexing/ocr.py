@@ -15,6 +15,7 @@ import threading
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -31,6 +32,17 @@ WORK_SIDE = 2000
 DETECT_SIDE = 1280  # text detection runs on a smaller copy; lines are cropped from the full one
 RECOGNITION_BATCH = 16  # lines recognised per inference call (similar widths are batched)
 SPACE_PROB = 0.3  # a space this likely between two characters is kept (see SpacedCtcDecode)
+# A document's first lines are read with all 6,906 labels; once that many held nothing
+# beyond Latin, Greek and symbols, the rest is read with those 618 labels alone, about
+# three quarters of the time a page (see Recogniser; docs/ocr.md).
+FULL_READ_LINES = 16
+# ... except every this-many-th batch of lines, read with all the labels again: CJK words
+# scattered through Latin lines do not lower the short layer's confidence (docs/ocr.md).
+FULL_READ_EVERY = 4
+# A line the short layer reads less surely than this is read again with all the labels:
+# lines holding CJK scored 0.43 to 0.95 there, English pages' lines 0.93 and above, 99% of
+# them above 0.96 (docs/ocr.md).
+SHORT_CONFIDENCE = 0.96
 # OpenVINO's own choice: bf16 where the CPU computes it natively (AMX, AVX512-BF16), about
 # twice as fast there and as accurate; f32 elsewhere. "f32" forces f32 (docs/ocr.md).
 PRECISION = "auto"
@@ -61,7 +73,9 @@ class OcrRun:
         every loader in turn, so pdfium is never called from two threads at once."""
         self.pages_left = len(pages)
         self._tell()
-        out = []
+        out: list[list[str]] = []
+        script = Script()  # what the file's lines were written in decides the output layer
+        skimmed: list[int] = []  # pages some of whose lines were read without the CJK labels
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ocr-load-ahead") as ahead:
             upcoming = ahead.submit(pages[0]) if pages else None
             for number in range(1, len(pages) + 1):
@@ -70,7 +84,16 @@ class OcrRun:
                     raise OcrCancelled  # leaving the block waits for a load in flight
                 image = upcoming.result()
                 upcoming = ahead.submit(pages[number]) if number < len(pages) else None
-                out.append([] if image is None else read_lines(image))
+                short_before = script.short_batches
+                out.append([] if image is None else read_lines(image, script))
+                if script.short_batches > short_before:
+                    skimmed.append(number - 1)
+                if script.wide and skimmed:
+                    # CJK found once lines had been read without it: those pages again, in full
+                    for index in skimmed:
+                        again = image if index == number - 1 else ahead.submit(pages[index]).result()
+                        out[index] = read_lines(again, script)
+                    skimmed.clear()
                 self.pages_done += 1
                 self.pages_left -= 1
                 self._tell()
@@ -187,9 +210,14 @@ def is_blank(gray: np.ndarray) -> bool:
     return int(np.count_nonzero(small < _INK)) < _INK_PIXELS
 
 
-def read_lines(gray: np.ndarray) -> list[str]:
-    """The text lines of a grayscale page, in reading order."""
-    result, _ = _engine()(gray, use_cls=False)
+def read_lines(gray: np.ndarray, script: Script | None = None) -> list[str]:
+    """The text lines of a grayscale page, in reading order. ``script`` carries what the
+    pages before it in the same file were written in; without it the page stands alone."""
+    token = _SCRIPT.set(script or Script())
+    try:
+        result, _ = _engine()(gray, use_cls=False)
+    finally:
+        _SCRIPT.reset(token)
     if not result:
         return []
     boxes = [np.asarray(box, dtype=np.float32) for box, _text, _score in result]
@@ -258,8 +286,10 @@ def _engine():
     scaling = DetPreProcess(DETECT_SIDE, "max", engine.text_det.mean, engine.text_det.std)
     engine.text_det.get_preprocess = lambda _longest_side: scaling
     engine.text_det.infer = _OpenVinoModel(detector, PRECISION)
-    engine.text_rec.session = _OpenVinoModel(recogniser, PRECISION)
-    engine.text_rec.postprocess_op = SpacedCtcDecode(characters)
+    # The recogniser decodes too (it re-reads the lines it is unsure of), so RapidOCR's
+    # decoding step receives text and passes it on.
+    engine.text_rec.session = Recogniser(recogniser, characters)
+    engine.text_rec.postprocess_op = lambda lines, *_args, **_kwargs: lines
     return engine
 
 
@@ -320,17 +350,100 @@ class SpacedCtcDecode:
         return text, float(np.mean(confidences)) if confidences else 0.0
 
 
-class _OpenVinoModel:
-    """An ONNX model compiled by OpenVINO, called the way RapidOCR calls its ONNX Runtime
-    session: one input batch in, the list of outputs back."""
+class Script:
+    """What one file's lines are written in, as far as its pages read so far tell: whether
+    the short output layer (no CJK labels) may read the next ones."""
 
-    def __init__(self, path, precision: str) -> None:
+    def __init__(self) -> None:
+        self.full_lines = 0  # lines read with every label
+        self.wide = False  # one of them held a character beyond the short layer's
+        self.batches = 0  # batches of lines recognised
+        self.short_batches = 0  # ... of them read with the short layer
+
+    def next_batch_short(self) -> bool:
+        """Counts a batch of lines and says whether the short layer may read it."""
+        self.batches += 1
+        short = not self.wide and self.full_lines >= FULL_READ_LINES and self.batches % FULL_READ_EVERY != 0
+        self.short_batches += short
+        return short
+
+    def saw(self, texts: Sequence[str], short_labels: frozenset[str]) -> None:
+        self.full_lines += len(texts)
+        self.wide = self.wide or any(ch not in short_labels for text in texts for ch in text)
+
+
+_SCRIPT: ContextVar[Script | None] = ContextVar("ocr_script", default=None)
+
+
+class Recogniser:
+    """The line recogniser with two output layers: all 6,906 labels, or the 618 that are not
+    CJK (Latin, Greek, digits, punctuation, symbols). Scoring the 6,288 CJK labels at every
+    step is about a quarter of a Latin page's time, and on Latin lines both layers read the
+    same text (docs/ocr.md). A file's first lines get the full layer; if they hold no CJK,
+    the rest get the short one but for every FULL_READ_EVERY-th batch, and a line it reads
+    unsurely is read again in full. CJK found in a full read turns the file back to the full
+    layer (and OcrRun reads again its pages read short). Called as RapidOCR calls its
+    session; returns (text, confidence) per line."""
+
+    def __init__(self, path, characters: Sequence[str]) -> None:
+        import openvino
+
+        short = [i for i, ch in enumerate(characters) if i == 0 or len(ch) == 1 and ord(ch) < 0x3000]
+        self.full = _OpenVinoModel(path, PRECISION)
+        self.short = _OpenVinoModel(_output_layer(openvino.Core().read_model(str(path)), short), PRECISION)
+        self.precision = self.full.precision
+        self.full_decode = SpacedCtcDecode(characters)
+        self.short_decode = SpacedCtcDecode([characters[i] for i in short])
+        self.short_labels = frozenset(characters[i] for i in short)
+
+    def __call__(self, batch: np.ndarray) -> list[list[tuple[str, float]]]:
+        script = _SCRIPT.get() or Script()
+        rows = range(len(batch))
+        if not script.next_batch_short():
+            lines: list[tuple[str, float]] = [("", 0.0)] * len(batch)
+            self._read_again(batch, rows, lines, script)
+            return [lines]
+        lines = self.short_decode(self.short(batch)[0])
+        self._read_again(batch, [n for n in rows if lines[n][1] < SHORT_CONFIDENCE], lines, script)
+        return [lines]
+
+    def _read_again(self, batch: np.ndarray, rows: Sequence[int], lines: list, script: Script) -> None:
+        """Lines ``rows`` of the batch read with every label, in place in ``lines``."""
+        if not rows:
+            return
+        read = self.full_decode(self.full(batch[list(rows)])[0])
+        for n, line in zip(rows, read):
+            lines[n] = line
+        script.saw([text for text, _ in read], self.short_labels)
+
+
+def _output_layer(model, keep: Sequence[int]):
+    """The recogniser with its last layer (a MatMul and bias before the softmax) cut to the
+    labels ``keep``, in their order."""
+    from openvino import opset13
+
+    matmul = next(op for op in reversed(model.get_ordered_ops()) if op.get_type_name() == "MatMul")
+    add = next(iter(matmul.output(0).get_target_inputs())).get_node()
+    for node, port in ((matmul, 1), (add, 1)):
+        weights = node.input(port).get_source_output().get_node().get_data()
+        node.input(port).replace_source_output(opset13.constant(weights[..., keep]).output(0))
+    model.validate_nodes_and_infer_types()
+    return model
+
+
+class _OpenVinoModel:
+    """An ONNX model (a path, or a model read and changed) compiled by OpenVINO, called the
+    way RapidOCR calls its ONNX Runtime session: one input batch in, the list of outputs back."""
+
+    def __init__(self, model, precision: str) -> None:
         import openvino
 
         config = {"PERFORMANCE_HINT": "LATENCY"}
         if precision != "auto":
             config["INFERENCE_PRECISION_HINT"] = precision
-        self.model = openvino.Core().compile_model(str(path), "CPU", config)
+        self.model = openvino.Core().compile_model(
+            model if isinstance(model, openvino.Model) else str(model), "CPU", config
+        )
         self.precision = self.model.get_property("INFERENCE_PRECISION_HINT").get_type_name()  # what it runs at
         self.lock = threading.Lock()  # one infer request: the indexer and a watcher may share it
 
