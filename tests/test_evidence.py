@@ -4,7 +4,9 @@ honesty verdict: issue 17's pieces on their own, with fakes at the model boundar
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
+from iterretgen_tui.engine.indexing.indexer import open_folder_index, sync_folder
 from iterretgen_tui.engine.loop.events import FinalAnswer, IterationTrace, StopReason
 from iterretgen_tui.engine.loop.evidence import choose_evidence, sentences
 from iterretgen_tui.engine.loop.follow_up import QUESTION, ask_for_answer
@@ -91,6 +93,60 @@ def test_the_evidence_shows_where_a_stated_answer_comes_from():
     assert choose_evidence("When did it open?", years, HashEmbedder(), answer="1").text == (
         choose_evidence("When did it open?", years, HashEmbedder()).text
     )
+
+
+def test_a_sentence_cut_by_the_passage_edges_is_made_whole_from_the_passages_beside_it():
+    # The chunker's windows start and end mid-sentence, and the next one repeats a few words.
+    before = "Bananas are yellow. To quit the app press"
+    cut = "quit the app press Ctrl+Q at any time. The app saves the conversation first and then"
+    after = "first and then closes every window. Pears are green."
+    passage = Passage(2, cut, "Keys", "k.md")
+    around = {2: (before, after)}.__getitem__
+    evidence = choose_evidence("How do I quit the app?", [passage], HashEmbedder(dim=512), around=around)
+    assert evidence.text == (
+        "To quit the app press Ctrl+Q at any time. The app saves the conversation first and then closes every window."
+    )
+    assert choose_evidence("How do I quit the app?", [passage], HashEmbedder(dim=512)).text == cut  # no neighbours
+
+    # Passages of another section do not continue this one: nothing is taken from them.
+    other = {2: ("A heading of its own", "Something else entirely.")}.__getitem__
+    assert choose_evidence("How do I quit the app?", [passage], HashEmbedder(dim=512), around=other).text == cut
+    # A passage that begins and ends with its sentences takes nothing either.
+    whole = Passage(3, "Quit the app with Ctrl+Q. It saves first.", "Keys", "k.md")
+    around = {3: ("The keys are few. Quit the app", "It saves first. Pears are green.")}.__getitem__
+    assert choose_evidence("quit?", [whole], HashEmbedder(), around=around).text == whole.text
+    # A cut sentence that runs on for long takes its last MAX_MENDED words, marked as cut.
+    long_before = "Intro. " + " ".join(f"w{i}" for i in range(50)) + " quit the app press"
+    around = {2: (long_before, "")}.__getitem__
+    mended = choose_evidence("How do I quit the app?", [passage], HashEmbedder(dim=512), around=around).text
+    assert mended.startswith("… w20 w21") and mended.split()[31:33] == ["quit", "the"]
+
+
+def test_a_folder_index_gives_the_passages_beside_one_in_its_file(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    # 19 words a sentence, 100-word passages that step by 80: the second begins inside sentence 5.
+    lines = [
+        f"Ledger {n} lists the ships that docked in the harbour of the town during the spring of year {1900 + n}."
+        for n in range(1, 13)
+    ]
+    (folder / "a.md").write_text(" ".join(lines), "utf-8")
+    (folder / "b.md").write_text("Pears are green. " * 3, "utf-8")
+    embedder = HashEmbedder()
+    index = open_folder_index(folder, embedder)
+    sync_folder(folder, index, embedder)
+    by_file: dict[str, list[Passage]] = {}
+    for passage in sorted(index.passages(range(1, 50)), key=lambda p: p.id):
+        by_file.setdefault(Path(passage.source).name, []).append(passage)
+    a, b = by_file["a.md"], by_file["b.md"]
+    assert len(a) >= 3
+    assert index.around(a[1].id) == (a[0].text, a[2].text)
+    assert index.around(a[0].id)[0] == "" and index.around(a[-1].id)[1] == ""  # not b.md's
+    assert index.around(b[0].id) == ("", "")
+    # The second passage begins inside a sentence, and its evidence comes out whole.
+    assert a[1].text.startswith("ships that docked in the harbour of the town during the spring of year 1905. Ledger 6")
+    evidence = choose_evidence("Which ships docked in the spring of 1905?", [a[1]], embedder, around=index.around)
+    assert evidence.text.startswith(lines[4])
 
 
 def test_no_sentences_no_evidence():

@@ -6,13 +6,15 @@ When the model stated an answer that some sentences mention, the closest of thos
 chosen: the evidence then shows where the answer comes from.
 
 Shown under every answer ("From your documents: ... [2]"), it is what the user can
-trust whatever the model wrote: a retrieved sentence, quoted, with its source.
+trust whatever the model wrote: a retrieved sentence, quoted, with its source. A
+passage is a window of words that starts and ends where its word count says; a sentence
+it cuts at either edge is made whole from the passage before or after it in the file.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -24,11 +26,18 @@ from .sentences import SENTENCE_GAP
 
 MIN_WORDS = 3  # shorter pieces are headings or list stubs, not statements
 MAX_WORDS = 60  # a run-on "sentence" (a table, a code block) is cut into windows this long
+MAX_MENDED = 30  # words a cut sentence takes from the passage beside it, at most
 
 # A sentence ends at a stop that whitespace follows ("config.toml" does not end one; see
 # sentences.py for "St. Louis"), a blank line, or before a list item or heading; single
 # line breaks are hard wraps (Markdown, plain text) inside a sentence.
 _SENTENCE_END = re.compile(rf"\n\s*\n|\n(?=[ \t]*(?:[-*+>#]|\d+[.)])\s)|{SENTENCE_GAP}")
+_ENDED = re.compile(r"""(?:[.!?]["')\]]*|:|\n\s*\n)\s*$""")  # text that ends where a sentence does
+_WORD = re.compile(r"\S+")
+_FENCE = "```"  # a code block's edge: what a cut sentence takes from beside it stops there
+
+# The texts of the passages before and after a passage in its file ("" where none).
+Around = Callable[[int], tuple[str, str]]
 
 
 class SentenceEmbedder(Protocol):
@@ -64,11 +73,16 @@ def sentences(text: str) -> list[str]:
 
 
 def choose_evidence(
-    question: str, passages: Sequence[Passage], embedder: SentenceEmbedder, answer: str = ""
+    question: str,
+    passages: Sequence[Passage],
+    embedder: SentenceEmbedder,
+    answer: str = "",
+    around: Around | None = None,
 ) -> Evidence | None:
     """The sentence closest to the question, among those that mention ``answer`` when
     some do, with its closer neighbour; None when no passage has a sentence. An answer
-    of no content words ("yes") is not looked for."""
+    of no content words ("yes") is not looked for. With ``around``, a sentence cut by
+    the passage's first or last word is completed from the passage beside it."""
     split = [sentences(p.text) for p in passages]
     candidates = [(n, i, s) for n, own in enumerate(split, 1) for i, s in enumerate(own)]
     if not candidates:
@@ -82,5 +96,50 @@ def choose_evidence(
     by_position = {(cn, ci): float(score) for (cn, ci, _), score in zip(candidates, scores)}
     neighbours = [(by_position[(n, j)], j) for j in (i - 1, i + 1) if (n, j) in by_position]
     j = max(neighbours)[1] if neighbours else i
-    text = " ".join(own[min(i, j) : max(i, j) + 1])
+    first, last = min(i, j), max(i, j)
+    text = " ".join(own[first : last + 1])
+    words = passage.text.split()
+    at_start = words[: len(own[first].split())] == own[first].split()
+    at_end = words[len(words) - len(own[last].split()) :] == own[last].split()
+    if around is not None and (at_start or at_end):
+        before, after = around(passage.id)
+        start = _cut_start(before, passage.text) if at_start else ""
+        end = _cut_end(passage.text, after) if at_end else ""
+        text = " ".join(part for part in (start, text, end) if part)
     return Evidence(text, n, passage.id, passage.source, passage.location, float(scores[best]))
+
+
+def _cut_start(before: str, text: str) -> str:
+    """The words of the sentence that ``text`` begins inside, from ``before``, the passage
+    ahead of it (whose last words ``text`` repeats); "" when ``text`` begins a sentence."""
+    before_words = before.split()
+    shared = _overlap(before_words, text.split())
+    if not shared:
+        return ""  # not the same run of words: a new page or section starts here
+    starts = [m.start() for m in _WORD.finditer(before)]
+    ahead = before[: starts[len(before_words) - shared]]
+    if not ahead.strip() or _ENDED.search(ahead):
+        return ""
+    piece = _SENTENCE_END.split(ahead)[-1].split(_FENCE)[-1].split()
+    return " ".join(piece) if len(piece) <= MAX_MENDED else "… " + " ".join(piece[-MAX_MENDED:])
+
+
+def _cut_end(text: str, after: str) -> str:
+    """The rest of the sentence that ``text`` ends inside, from ``after``, the passage that
+    follows it; "" when ``text`` ends a sentence."""
+    after_words = after.split()
+    shared = _overlap(text.split(), after_words)
+    if not shared or _ENDED.search(text):
+        return ""
+    ends = [m.end() for m in _WORD.finditer(after)]
+    piece = _SENTENCE_END.split(after[ends[shared - 1] :])[0].split(_FENCE)[0].split()
+    return " ".join(piece) if len(piece) <= MAX_MENDED else " ".join(piece[:MAX_MENDED]) + " …"
+
+
+def _overlap(first: list[str], second: list[str]) -> int:
+    """How many words ``first`` ends with that ``second`` starts with (the chunker's
+    overlap); 0 below three, which two passages of different sections may share by chance."""
+    for k in range(min(len(first), len(second)), 2, -1):
+        if first[-k:] == second[:k]:
+            return k
+    return 0

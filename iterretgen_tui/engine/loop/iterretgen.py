@@ -159,7 +159,9 @@ def generate(
     if cancel.is_set():
         return None
     # The draft before any loop, its stated answer (asked for if missing), the evidence.
-    outcome = draft_outcome(question, kind, guard, prompt, generator, retriever.embedder, cancel)
+    # A folder's index knows each passage's neighbours in its file (cut sentences are mended).
+    around = getattr(getattr(retriever, "index", None), "around", None)
+    outcome = draft_outcome(question, kind, guard, prompt, generator, retriever.embedder, cancel, around)
     if cancel.is_set():
         return None
     return IterationTrace(

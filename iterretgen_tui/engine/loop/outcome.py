@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 
 from .events import IterationTrace
-from .evidence import SentenceEmbedder, choose_evidence
+from .evidence import Around, SentenceEmbedder, choose_evidence
 from .follow_up import ask_for_answer
 from .generator import Generator
 from .prompts import Prompt, extract_answer, stated_answer
@@ -23,6 +23,7 @@ def draft_outcome(
     generator: Generator,
     embedder: SentenceEmbedder | None,
     cancel: threading.Event,
+    around: Around | None = None,
 ) -> dict:
     """IterationTrace's draft, answer, looped, stated, asked and evidence fields."""
     draft = guard.kept.strip()
@@ -37,7 +38,9 @@ def draft_outcome(
         "looped": guard.looped,
         "stated": bool(answer),
         "asked": asked,
-        "evidence": choose_evidence(question, prompt.passages, embedder, answer) if embedder is not None else None,
+        "evidence": (
+            choose_evidence(question, prompt.passages, embedder, answer, around) if embedder is not None else None
+        ),
     }
 
 

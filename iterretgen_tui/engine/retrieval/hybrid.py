@@ -48,6 +48,7 @@ class HybridRetriever:
     ) -> None:
         self.dense = dense
         self.embedder = getattr(dense, "embedder", None)  # the loop scores evidence sentences with it
+        self.index = getattr(dense, "index", None)  # ... and completes them from the passages beside them
         self.lexical = lexical
         self.depth = depth
         self.dense_weight = dense_weight
