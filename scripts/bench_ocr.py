@@ -175,8 +175,8 @@ def main() -> None:
     load_at_start = round(os.getloadavg()[0], 2)
     precisions = args.precisions.split(",")
     variants = [f"{p}/{layers}" for p in precisions for layers in args.layers.split(",")]
-    # An engine per variant: OpenVINO compiles each input shape on first sight (a line batch
-    # of a new width costs more), so variants sharing models would warm them for each other.
+    # An engine per variant: a model is slower on inputs wider than any it has met, so
+    # variants sharing models would warm them for each other (docs/performance.md).
     engines, load_seconds = {}, {}
     for variant in variants:
         ocr.PRECISION = variant.split("/")[0]
