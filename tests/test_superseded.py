@@ -13,7 +13,7 @@ from iterretgen_tui import paths
 from iterretgen_tui.commands.index import print_report
 from iterretgen_tui.engine.embedding.onnx_export import IDENTITIES
 from iterretgen_tui.engine.indexing.index import PassageIndex, stored_identity
-from iterretgen_tui.engine.indexing.indexer import open_folder_index, sync_folder
+from iterretgen_tui.engine.indexing.indexer import open_folder_index, sync_corpus, sync_folder
 from iterretgen_tui.engine.indexing.superseded import superseded
 
 from .fakes import HashEmbedder
@@ -83,6 +83,20 @@ def test_a_sync_removes_the_superseded_index_beside_it_and_keeps_the_others(tmp_
     )
     assert sync_folder(folder, index, emb).removed_note() == ""
     index.close()
+
+
+def test_a_dataset_index_in_step_removes_the_superseded_ones_beside_it(tmp_path):
+    emb = HashEmbedder()
+    old_dir = paths.dataset_index_dir(tmp_path / "set", OLD_SCHEME)
+    PassageIndex.open(old_dir, embedder_identity=OLD_SCHEME, dim=emb.dim).close()
+    other = paths.dataset_index_dir(tmp_path / "set", f"other:{emb.dim}:cosine")
+    PassageIndex.open(other, embedder_identity=f"other:{emb.dim}:cosine", dim=emb.dim).close()
+    with PassageIndex.open(
+        paths.dataset_index_dir(tmp_path / "set", emb.identity), embedder_identity=emb.identity, dim=emb.dim
+    ) as index:
+        report = sync_corpus(index, [("d1", "Harbour", "The ferry leaves at noon.")], emb)
+    assert [r.directory for r in report.removed_indexes] == [str(old_dir)] and report.added == 1
+    assert stored_identity(old_dir) is None and stored_identity(other) is not None
 
 
 def test_a_cancelled_sync_removes_nothing(tmp_path):

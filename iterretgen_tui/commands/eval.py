@@ -117,6 +117,8 @@ def open_dataset_index(dataset, embedder, say):
 
     report = sync_corpus(index, dataset.corpus(), embedder, progress=progress)
     say(f"index of {dataset.name}: {report.passages} passages, {report.embedded} embedded now ({report.seconds:.0f} s)")
+    if report.removed_indexes:
+        say(report.removed_note())
     return index
 
 

@@ -175,10 +175,7 @@ def sync_folder(
             meta = ({"chunking": signature} if reprocess_all else {}) | ({"ocr": ocr} if reprocess_ocr else {})
         _remove(index, report, known, [path for path in gone if path in known], meta or None)
     report.ocr_pages = writer.ocr.pages_done if writer.ocr else 0
-    _finish(report, index, writer, started)
-    if not report.cancelled:
-        report.removed_indexes = remove_superseded(index)
-    return report
+    return _finish(report, index, writer, started)
 
 
 def _changed(
@@ -391,6 +388,8 @@ def _finish(report: IndexReport, index: PassageIndex, writer: _Writer, started: 
     report.indexed = index.file_count()
     report.skipped.sort(key=lambda s: s.path)
     report.seconds = time.monotonic() - started
+    if not report.cancelled:  # the index is in step: those of a superseded scheme can go
+        report.removed_indexes = remove_superseded(index)
     return report
 
 
