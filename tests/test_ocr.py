@@ -201,8 +201,10 @@ def test_cjk_in_a_file_keeps_every_label_and_pages_read_short_before_it_are_read
     mixed = kanji_page([f"{line} {word}" for line, word in zip(ENGLISH, KANJI)])
     pages = [np.asarray(page(ENGLISH, size=(1240, 400))), sneaky, mixed]
     layers.update(full=0, short=0)
-    read = ocr.OcrRun().read([lambda p=p: p for p in pages])
+    run = ocr.OcrRun()
+    read = run.read([lambda p=p: p for p in pages])
     assert read == full_read(monkeypatch, pages)
+    assert (run.pages_done, run.pages_left) == (5, 0)  # pages 2 and 3 read twice, and counted
     assert "銀行" in read[1][0] and all(word in line for word, line in zip(KANJI, read[2]))
     assert layers["short"] >= 2
 

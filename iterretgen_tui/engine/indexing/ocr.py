@@ -63,7 +63,7 @@ class OcrRun:
 
     cancel: threading.Event | None = None
     on_page: Callable[[], None] | None = None
-    pages_done: int = 0  # pages read this run (blank ones included)
+    pages_done: int = 0  # pages read this run (blank ones, and pages read again, included)
     pages_left: int = 0  # pages of the file being read still to go
 
     def read(self, pages: Sequence[Callable[[], np.ndarray | None]]) -> list[list[str]]:
@@ -79,25 +79,35 @@ class OcrRun:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ocr-load-ahead") as ahead:
             upcoming = ahead.submit(pages[0]) if pages else None
             for number in range(1, len(pages) + 1):
-                if self.cancel is not None and self.cancel.is_set():
-                    self.pages_left = 0
-                    raise OcrCancelled  # leaving the block waits for a load in flight
+                self._stop_if_cancelled()  # leaving the block waits for a load in flight
                 image = upcoming.result()
                 upcoming = ahead.submit(pages[number]) if number < len(pages) else None
                 short_before = script.short_batches
-                out.append([] if image is None else read_lines(image, script))
+                out.append(self._page(image, script))
                 if script.short_batches > short_before:
                     skimmed.append(number - 1)
                 if script.wide and skimmed:
                     # CJK found once lines had been read without it: those pages again, in full
+                    self.pages_left += len(skimmed)
                     for index in skimmed:
-                        again = image if index == number - 1 else ahead.submit(pages[index]).result()
-                        out[index] = read_lines(again, script)
+                        self._stop_if_cancelled()
+                        out[index] = self._page(
+                            image if index == number - 1 else ahead.submit(pages[index]).result(), script
+                        )
                     skimmed.clear()
-                self.pages_done += 1
-                self.pages_left -= 1
-                self._tell()
         return out
+
+    def _page(self, image: np.ndarray | None, script: Script) -> list[str]:
+        lines = [] if image is None else read_lines(image, script)
+        self.pages_done += 1
+        self.pages_left -= 1
+        self._tell()
+        return lines
+
+    def _stop_if_cancelled(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            self.pages_left = 0
+            raise OcrCancelled
 
     def _tell(self) -> None:
         if self.on_page is not None:
