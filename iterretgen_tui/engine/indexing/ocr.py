@@ -411,13 +411,13 @@ class Recogniser:
         rows = range(len(batch))
         if not script.next_batch_short():
             lines: list[tuple[str, float]] = [("", 0.0)] * len(batch)
-            self._read_again(batch, rows, lines, script)
+            self._read_full(batch, rows, lines, script)
             return [lines]
         lines = self.short_decode(self.short(batch)[0])
-        self._read_again(batch, [n for n in rows if lines[n][1] < SHORT_CONFIDENCE], lines, script)
+        self._read_full(batch, [n for n in rows if lines[n][1] < SHORT_CONFIDENCE], lines, script)
         return [lines]
 
-    def _read_again(self, batch: np.ndarray, rows: Sequence[int], lines: list, script: Script) -> None:
+    def _read_full(self, batch: np.ndarray, rows: Sequence[int], lines: list, script: Script) -> None:
         """Lines ``rows`` of the batch read with every label, in place in ``lines``."""
         if not rows:
             return

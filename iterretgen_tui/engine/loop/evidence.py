@@ -98,15 +98,23 @@ def choose_evidence(
     j = max(neighbours)[1] if neighbours else i
     first, last = min(i, j), max(i, j)
     text = " ".join(own[first : last + 1])
-    words = passage.text.split()
-    at_start = words[: len(own[first].split())] == own[first].split()
-    at_end = words[len(words) - len(own[last].split()) :] == own[last].split()
-    if around is not None and (at_start or at_end):
-        before, after = around(passage.id)
-        start = _cut_start(before, passage.text) if at_start else ""
-        end = _cut_end(passage.text, after) if at_end else ""
-        text = " ".join(part for part in (start, text, end) if part)
+    if around is not None:
+        text = _made_whole(text, own[first], own[last], passage, around)
     return Evidence(text, n, passage.id, passage.source, passage.location, float(scores[best]))
+
+
+def _made_whole(text: str, first: str, last: str, passage: Passage, around: Around) -> str:
+    """``text`` (sentences ``first`` to ``last`` of the passage) with the words it lacks
+    where the passage's window cut its first or last sentence."""
+    words = passage.text.split()
+    at_start = words[: len(first.split())] == first.split()
+    at_end = words[len(words) - len(last.split()) :] == last.split()
+    if not (at_start or at_end):
+        return text
+    before, after = around(passage.id)
+    start = _cut_start(before, passage.text) if at_start else ""
+    end = _cut_end(passage.text, after) if at_end else ""
+    return " ".join(part for part in (start, text, end) if part)
 
 
 def _cut_start(before: str, text: str) -> str:
