@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from iterretgen_tui.engine.indexing import documents, formats
-from iterretgen_tui.engine.indexing.chunking import ChunkOptions, split
+from iterretgen_tui.engine.indexing.chunking import ChunkOptions, spanning, split
 from iterretgen_tui.engine.indexing.documents import FileEntry, SkipFile
 from iterretgen_tui.engine.indexing.ocr import OcrRun
 from tests import docfolder
@@ -140,6 +140,15 @@ def test_passages_have_the_configured_size_and_overlap():
     assert chunks[1].text.split()[:20] == chunks[0].text.split()[-20:]
     assert [c.location for c in chunks] == ["lines 1-10", "lines 9-18", "lines 17-25"]
     assert len(split(formats.plain(text), ChunkOptions(50, 0))) == 5
+
+
+def test_one_location_spans_two_passages_of_a_file():
+    assert spanning("lines 3-9", "lines 8-20") == "lines 3-20"
+    assert spanning("line 7", "line 7") == "line 7"
+    assert spanning("paragraphs 2-4", "paragraph 5") == "paragraphs 2-5"
+    assert spanning("lines 1-12, OCR", "lines 10-30, OCR") == "lines 1-30, OCR"
+    assert spanning("p. 3", "p. 3") == "p. 3"  # pages: a passage never crosses one
+    assert spanning("lines 1-4", "paragraph 2") == "lines 1-4"
 
 
 def test_long_runs_count_as_several_words_and_stay_whole():

@@ -100,24 +100,26 @@ def test_a_sentence_cut_by_the_passage_edges_is_made_whole_from_the_passages_bes
     before = "Bananas are yellow. To quit the app press"
     cut = "quit the app press Ctrl+Q at any time. The app saves the conversation first and then"
     after = "first and then closes every window. Pears are green."
-    passage = Passage(2, cut, "Keys", "k.md")
-    around = {2: (before, after)}.__getitem__
-    evidence = choose_evidence("How do I quit the app?", [passage], HashEmbedder(dim=512), around=around)
+    passage = Passage(2, cut, "Keys", "k.md", "lines 4-7")
+    around = {2: (Passage(1, before, "Keys", "k.md", "lines 1-4"), Passage(3, after, "Keys", "k.md", "line 7"))}
+    evidence = choose_evidence("How do I quit the app?", [passage], HashEmbedder(dim=512), around=around.__getitem__)
     assert evidence.text == (
         "To quit the app press Ctrl+Q at any time. The app saves the conversation first and then closes every window."
     )
+    assert evidence.location == "lines 1-7"  # where the whole sentence is
     assert choose_evidence("How do I quit the app?", [passage], HashEmbedder(dim=512)).text == cut  # no neighbours
 
     # Passages of another section do not continue this one: nothing is taken from them.
-    other = {2: ("A heading of its own", "Something else entirely.")}.__getitem__
-    assert choose_evidence("How do I quit the app?", [passage], HashEmbedder(dim=512), around=other).text == cut
+    other = {2: (Passage(1, "A heading of its own", "", "k.md"), Passage(3, "Something else entirely.", "", "k.md"))}
+    unmended = choose_evidence("How do I quit the app?", [passage], HashEmbedder(dim=512), around=other.__getitem__)
+    assert (unmended.text, unmended.location) == (cut, "lines 4-7")
     # A passage that begins and ends with its sentences takes nothing either.
     whole = Passage(3, "Quit the app with Ctrl+Q. It saves first.", "Keys", "k.md")
-    around = {3: ("The keys are few. Quit the app", "It saves first. Pears are green.")}.__getitem__
+    around = {3: (Passage(2, "The keys are few. Quit the app", "", "k.md"), None)}.__getitem__
     assert choose_evidence("quit?", [whole], HashEmbedder(), around=around).text == whole.text
     # A cut sentence that runs on for long takes its last MAX_MENDED words, marked as cut.
     long_before = "Intro. " + " ".join(f"w{i}" for i in range(50)) + " quit the app press"
-    around = {2: (long_before, "")}.__getitem__
+    around = {2: (Passage(1, long_before, "", "k.md"), None)}.__getitem__
     mended = choose_evidence("How do I quit the app?", [passage], HashEmbedder(dim=512), around=around).text
     assert mended.startswith("… w20 w21") and mended.split()[31:33] == ["quit", "the"]
 
@@ -140,9 +142,9 @@ def test_a_folder_index_gives_the_passages_beside_one_in_its_file(tmp_path):
         by_file.setdefault(Path(passage.source).name, []).append(passage)
     a, b = by_file["a.md"], by_file["b.md"]
     assert len(a) >= 3
-    assert index.around(a[1].id) == (a[0].text, a[2].text)
-    assert index.around(a[0].id)[0] == "" and index.around(a[-1].id)[1] == ""  # not b.md's
-    assert index.around(b[0].id) == ("", "")
+    assert index.around(a[1].id) == (a[0], a[2])
+    assert index.around(a[0].id)[0] is None and index.around(a[-1].id)[1] is None  # not b.md's
+    assert index.around(b[0].id) == (None, None)
     # The second passage begins inside a sentence, and its evidence comes out whole.
     assert a[1].text.startswith("ships that docked in the harbour of the town during the spring of year 1905. Ledger 6")
     evidence = choose_evidence("Which ships docked in the spring of 1905?", [a[1]], embedder, around=index.around)

@@ -83,8 +83,24 @@ def _join(window: list[_Word]) -> str:
 def _location(unit: str, page: int, window: list[_Word]) -> str:
     if page:
         return f"p. {page}"
-    first, last = window[0].number, window[-1].number
+    return _numbered(unit, window[0].number, window[-1].number)
+
+
+def _numbered(unit: str, first: int, last: int) -> str:
     return f"{unit} {first}" if first == last else f"{unit}s {first}-{last}"
+
+
+_NUMBERED = re.compile(r"(line|paragraph)s? (\d+)(?:-(\d+))?(.*)")
+
+
+def spanning(first: str, last: str) -> str:
+    """One location over two passages' of the same file ("lines 3-9" and "lines 8-20":
+    "lines 3-20"); the first one as it is when they are not line or paragraph ranges."""
+    a, b = _NUMBERED.fullmatch(first), _NUMBERED.fullmatch(last)
+    if not a or not b or a[1] != b[1] or a[4] != b[4]:
+        return first
+    numbers = [int(n) for n in (a[2], a[3], b[2], b[3]) if n]
+    return _numbered(a[1], min(numbers), max(numbers)) + a[4]
 
 
 def _title(document_title: str, heading: str) -> str:

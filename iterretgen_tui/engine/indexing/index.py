@@ -247,17 +247,16 @@ class PassageIndex:
                 )
         return [rows[i] for i in ids if i in rows]
 
-    def around(self, passage_id: int) -> tuple[str, str]:
-        """The texts of the passages just before and after this one in its file ("" where
-        there is none): a file's passages are written in order, so their ids follow."""
-        with self._mutex:
-            rows = self._db.execute(
-                "SELECT n.id, n.text FROM passages p JOIN passages n ON n.file_id = p.file_id "
-                "WHERE p.id = ? AND n.id IN (? - 1, ? + 1)",
-                (passage_id, passage_id, passage_id),
-            ).fetchall()
-        texts = dict(rows)
-        return texts.get(passage_id - 1, ""), texts.get(passage_id + 1, "")
+    def around(self, passage_id: int) -> tuple[Passage | None, Passage | None]:
+        """The passages just before and after this one in its file (None where there is
+        none): a file's passages are written in order, so their ids follow."""
+        found = {p.id: p for p in self.passages([passage_id - 1, passage_id, passage_id + 1])}
+        own = found.get(passage_id)
+
+        def same_file(passage: Passage | None) -> Passage | None:
+            return passage if passage is not None and own is not None and passage.source == own.source else None
+
+        return same_file(found.get(passage_id - 1)), same_file(found.get(passage_id + 1))
 
     def __len__(self) -> int:
         with self._mutex:

@@ -20,6 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ..indexing.chunking import spanning
 from ..passages import Passage
 from .answers import content_words, mentions
 from .sentences import SENTENCE_GAP
@@ -36,8 +37,8 @@ _ENDED = re.compile(r"""(?:[.!?]["')\]]*|:|\n\s*\n)\s*$""")  # text that ends wh
 _WORD = re.compile(r"\S+")
 _FENCE = "```"  # a code block's edge: what a cut sentence takes from beside it stops there
 
-# The texts of the passages before and after a passage in its file ("" where none).
-Around = Callable[[int], tuple[str, str]]
+# The passages before and after a passage in its file (None where there is none).
+Around = Callable[[int], tuple[Passage | None, Passage | None]]
 
 
 class SentenceEmbedder(Protocol):
@@ -97,24 +98,30 @@ def choose_evidence(
     neighbours = [(by_position[(n, j)], j) for j in (i - 1, i + 1) if (n, j) in by_position]
     j = max(neighbours)[1] if neighbours else i
     first, last = min(i, j), max(i, j)
-    text = " ".join(own[first : last + 1])
+    text, location = " ".join(own[first : last + 1]), passage.location
     if around is not None:
-        text = _made_whole(text, own[first], own[last], passage, around)
-    return Evidence(text, n, passage.id, passage.source, passage.location, float(scores[best]))
+        text, location = _made_whole(text, own[first], own[last], passage, around)
+    return Evidence(text, n, passage.id, passage.source, location, float(scores[best]))
 
 
-def _made_whole(text: str, first: str, last: str, passage: Passage, around: Around) -> str:
+def _made_whole(text: str, first: str, last: str, passage: Passage, around: Around) -> tuple[str, str]:
     """``text`` (sentences ``first`` to ``last`` of the passage) with the words it lacks
-    where the passage's window cut its first or last sentence."""
+    where the passage's window cut its first or last sentence, and the location that
+    covers them."""
     words = passage.text.split()
     at_start = words[: len(first.split())] == first.split()
     at_end = words[len(words) - len(last.split()) :] == last.split()
     if not (at_start or at_end):
-        return text
+        return text, passage.location
     before, after = around(passage.id)
-    start = _cut_start(before, passage.text) if at_start else ""
-    end = _cut_end(passage.text, after) if at_end else ""
-    return " ".join(part for part in (start, text, end) if part)
+    start = _cut_start(before.text, passage.text) if at_start and before else ""
+    end = _cut_end(passage.text, after.text) if at_end and after else ""
+    location = passage.location
+    if start:
+        location = spanning(before.location, location)
+    if end:
+        location = spanning(location, after.location)
+    return " ".join(part for part in (start, text, end) if part), location
 
 
 def _cut_start(before: str, text: str) -> str:
