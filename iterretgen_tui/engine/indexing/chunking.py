@@ -94,7 +94,7 @@ _NUMBERED = re.compile(r"(line|paragraph)s? (\d+)(?:-(\d+))?(.*)")
 
 
 def spanning(first: str, last: str) -> str:
-    """One location over two passages' of the same file ("lines 3-9" and "lines 8-20":
+    """One location over two passages of the same file ("lines 3-9" and "lines 8-20":
     "lines 3-20"); the first one as it is when they are not line or paragraph ranges."""
     a, b = _NUMBERED.fullmatch(first), _NUMBERED.fullmatch(last)
     if not a or not b or a[1] != b[1] or a[4] != b[4]:
