@@ -421,7 +421,8 @@ class Recogniser:
         """Lines ``rows`` of the batch read with every label, in place in ``lines``."""
         if not rows:
             return
-        read = self.full_decode(self.full(batch[list(rows)])[0])
+        # The whole batch as it is: picking all its rows would copy 15 MB for nothing.
+        read = self.full_decode(self.full(batch if len(rows) == len(batch) else batch[list(rows)])[0])
         for n, line in zip(rows, read):
             lines[n] = line
         script.saw([text for text, _ in read], self.short_labels)
