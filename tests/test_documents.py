@@ -102,6 +102,43 @@ def test_markdown_title_headings_and_code_fences(folder):
     assert chunks[0].location == "lines 4-11"
 
 
+def test_markdown_reads_as_rendered_without_comments_tags_or_where_links_point():
+    text = "\n".join(
+        [
+            "# Timers",  # 1
+            "<!-- YAML",
+            "added: v0.9.1",
+            "-->",
+            "Call <strong>`clearTimeout()`</strong> to stop it.<!-- TODO: example -->",  # 5
+            "Keep `<!-- this -->` and <kbd>Ctrl</kbd>+<kbd>C</kbd>, <anonymous> and a<b too.",
+            "[`clearTimeout()`]: #cleartimeout",
+            '[docs]: https://example.org/docs "The docs"',
+            "[^1]: A footnote is text.",
+            "[Note]: this line is text as well.",  # 10
+            'Use [`clearTimeout()`][] or [the guide](https://x.org/a_(b) "Guide") and ![a heron](h.png).',
+            "Keep `[not](a-link)` and - [x] ticked.",
+            "```html",
+            "<!-- shown in code -->",
+            "[ref]: inside-code",
+            "```",
+        ]
+    )
+    lines = [block.text for block in formats.markdown(text).blocks]
+    assert len(lines) == 16, "a line for each line: locations stay true"
+    assert lines[1:4] == ["", "", ""]
+    assert lines[4] == "Call `clearTimeout()` to stop it."
+    assert lines[5] == "Keep `<!-- this -->` and Ctrl+C, <anonymous> and a<b too."
+    assert lines[6:8] == ["", ""]
+    assert lines[8:10] == ["[^1]: A footnote is text.", "[Note]: this line is text as well."]
+    assert lines[10:12] == ["Use `clearTimeout()` or the guide and a heron.", "Keep `[not](a-link)` and - [x] ticked."]
+    assert lines[12:] == ["```html", "<!-- shown in code -->", "[ref]: inside-code", "```"]
+
+
+def test_a_markdown_comment_that_never_closes_hides_nothing():
+    lines = [b.text for b in formats.markdown("Before <!-- a stray opener\nthe rest of the notes\n").blocks]
+    assert lines == ["Before <!-- a stray opener", "the rest of the notes"]
+
+
 def test_rst_sections(folder):
     assert [c.heading for c in chunks_of(folder / "guide.rst")] == ["User Guide", "User Guide › Install"]
 

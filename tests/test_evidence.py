@@ -49,6 +49,14 @@ def test_sentences_skip_headings_and_cut_run_ons():
         "* `:` for POSIX",
         "* `;` for Windows",
     ]
+    under_heading = "## Windows vs. POSIX\nThe default operation varies by system.\n### Upgrading the global versions"
+    assert sentences(under_heading) == ["The default operation varies by system."]
+    code = "```js\nconst punycode = require('punycode');\n```\nPunycode is an encoding scheme."
+    assert sentences(code) == ["const punycode = require('punycode');", "Punycode is an encoding scheme."]
+    assert sentences("To run the file, enter:\n```bash\nnode hello.js\n```\nThe output appears below.") == [
+        "To run the file, enter: node hello.js",
+        "The output appears below.",
+    ]
     run_on = " ".join(f"w{i}" for i in range(130))
     assert [len(s.split()) for s in sentences(run_on)] == [60, 60, 10]
 
@@ -122,6 +130,11 @@ def test_a_sentence_cut_by_the_passage_edges_is_made_whole_from_the_passages_bes
     around = {2: (Passage(1, long_before, "", "k.md"), None)}.__getitem__
     mended = choose_evidence("How do I quit the app?", [passage], HashEmbedder(dim=512), around=around).text
     assert mended.startswith("… w20 w21") and mended.split()[31:33] == ["quit", "the"]
+    # A code block's edge stops what is taken, language tag and all.
+    fenced = "Use it like this:\n```js\nconst app = quit the app press"
+    around = {2: (Passage(1, fenced, "", "k.md"), None)}.__getitem__
+    mended = choose_evidence("How do I quit the app?", [passage], HashEmbedder(dim=512), around=around).text
+    assert mended.startswith("const app = quit the app press Ctrl+Q")
 
 
 def test_a_folder_index_gives_the_passages_beside_one_in_its_file(tmp_path):

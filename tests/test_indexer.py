@@ -225,6 +225,24 @@ def test_new_passage_settings_reprocess_every_file(tmp_path, emb):
     assert not needs_sync(folder, index, ChunkOptions(50, 10))
 
 
+def test_a_newer_markdown_reader_reads_markdown_files_again_and_nothing_else(tmp_path, emb, monkeypatch):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "notes.md").write_text("# Otters\n<!-- draft: badgers -->\nOtters swim at dusk.\n", "utf-8")
+    (folder / "plain.txt").write_text("Plain notes about herons.\n", "utf-8")
+    monkeypatch.setattr(indexer, "MARKDOWN_VERSION", "older")
+    index, _ = sync(folder, emb)
+    monkeypatch.undo()
+    assert needs_sync(folder, index)
+    read_paths = []
+    real_read = indexer.read
+    monkeypatch.setattr(indexer, "read", lambda entry, cap: read_paths.append(entry.path.name) or real_read(entry, cap))
+    report = sync_folder(folder, index, emb)
+    assert read_paths == ["notes.md"] and report.updated == 1 and report.unchanged == 1
+    assert not needs_sync(folder, index)
+    assert not any("badgers" in text for _, _, text in all_passages(index))
+
+
 def test_progress_is_reported(tmp_path, emb):
     folder = tmp_path / "docs"
     for n in range(5):

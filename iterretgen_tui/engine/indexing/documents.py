@@ -185,6 +185,10 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=20).hexdigest()
 
 
+def read_as_markdown(path: Path) -> bool:
+    return _MARKUP.get(path.suffix.lower()) is formats.markdown
+
+
 def read_by_ocr(path: Path) -> bool:
     """Whether OCR may read (part of) the file: a PDF or an image."""
     return path.suffix.lower() in _READ_BY_OCR

@@ -60,11 +60,27 @@ _ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)\s*$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _FRONT_TITLE = re.compile(r"^title:\s*['\"]?(.*?)['\"]?\s*$")
+# What a rendered page does not show: comments, "[name]: url" link definitions (where
+# links point; "[^1]: ..." footnotes are text), the tags of inline HTML and the targets of
+# links, whose text stays. Left in, they were quoted as evidence ("<!-- YAML added:
+# v0.9.1 -->", "Use [`clearTimeout()`][] instead"; docs/answers.md).
+_CODE_SPAN = re.compile(r"(`+).*?\1")
+_LINK_DEFINITION = re.compile(r"""^ {0,3}\[[^\]^][^\]]*\]:[ \t]*\S+(?:[ \t]+(?:"[^"]*"|'[^']*'|\([^)]*\)))?[ \t]*$""")
+_HTML_TAGS = "a|abbr|b|br|code|del|details|div|em|i|img|ins|kbd|mark|p|s|small|span|strong|sub|summary|sup|u"
+# Scanned left to right, a code span is met whole, so what looks like markup inside it stays.
+_INLINE = re.compile(
+    r"(?P<code>(?P<ticks>`+).*?(?P=ticks))"
+    r"|!?\[(?P<text>(?:`[^`]*`|[^\]`])*)\]"  # [text](url "title"), [text][ref], ![alt](src)
+    r"""(?:\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:"[^"]*"|'[^']*'))?\)|\[[^\]]*\])"""
+    rf"|</?(?:{_HTML_TAGS})\b[^<>]*>",
+    re.IGNORECASE,
+)
 
 
 def markdown(text: str) -> Parsed:
     lines = text.splitlines()
     title, start = _front_matter_title(lines)
+    lines[start:] = _rendered(lines[start:])
     headings: dict[int, tuple[int, str]] = {}  # line index -> (level, heading text)
     fenced = False
     for i in range(start, len(lines)):
@@ -82,6 +98,54 @@ def markdown(text: str) -> Parsed:
     if not title:
         title = next((h for level, h in headings.values() if level == 1), "")
     return Parsed(title, _under_headings(lines, start, headings), "line")
+
+
+def _rendered(lines: list[str]) -> list[str]:
+    """The lines as a rendered page shows them (see _LINK_DEFINITION), one for one, so line
+    numbers stay true. Code blocks and code spans are left as they are; a comment that
+    never closes is kept as text, so a stray "<!--" cannot hide the rest of a file."""
+    last_close = max((i for i, line in enumerate(lines) if "-->" in line), default=-1)
+    out, fenced, in_comment = [], False, False
+    for i, line in enumerate(lines):
+        if not in_comment and _FENCE.match(line):
+            fenced = not fenced
+        if fenced or not (in_comment or "<" in line or "]" in line):
+            out.append(line)
+            continue
+        shown, in_comment = _shown(line, in_comment, closes_later=i < last_close)
+        out.append("" if not in_comment and _LINK_DEFINITION.match(shown) else shown)
+    return out
+
+
+def _shown(line: str, in_comment: bool, closes_later: bool) -> tuple[str, bool]:
+    """One line as rendered (see _INLINE), and whether a comment runs on past it."""
+    parts, pos = [], 0
+    while pos < len(line):
+        if in_comment:
+            end = line.find("-->", pos)
+            if end < 0:
+                break
+            pos, in_comment = end + 3, False
+            continue
+        code = _CODE_SPAN.search(line, pos)
+        start = line.find("<!--", pos)
+        if start >= 0 and (code is None or start < code.start()) and (closes_later or "-->" in line[start:]):
+            parts.append(line[pos:start])
+            pos, in_comment = start + 4, True
+        elif code is not None:
+            parts += [line[pos : code.start()], code.group()]
+            pos = code.end()
+        else:
+            parts.append(line[pos:])
+            break
+    return _INLINE.sub(_rendered_inline, "".join(parts)), in_comment
+
+
+def _rendered_inline(match: re.Match) -> str:
+    """A code span as it is, a link as its text, an HTML tag as nothing."""
+    if match["code"] is not None:
+        return match["code"]
+    return match["text"] or ""
 
 
 def _front_matter_title(lines: list[str]) -> tuple[str, int]:

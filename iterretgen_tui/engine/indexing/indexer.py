@@ -32,6 +32,7 @@ from .documents import (
     content_hash,
     passages,
     read,
+    read_as_markdown,
     read_by_ocr,
     scan,
 )
@@ -40,6 +41,7 @@ from .ocr import OCR_MODES, OcrCancelled, OcrRun
 from .superseded import RemovedIndex, remove_superseded
 
 PARSER_VERSION = "1"  # bump when parsing, splitting or the embedded text changes
+MARKDOWN_VERSION = "2"  # bump when Markdown alone is read differently: only its files are read again
 BATCH_PASSAGES = 256
 BATCH_FILES = 512
 BATCH_SECONDS = 5.0
@@ -149,16 +151,15 @@ def sync_folder(
         _build_lexical(index, progress, cancel)
         signature = _signature(chunking)
         reprocess_all = index.meta("chunking") != signature
-        # Another OCR mode (or an index from before OCR) re-reads PDFs and images only.
-        reprocess_ocr = index.meta("ocr") != ocr
+        outdated = _outdated(index, ocr)
         entries, report.skipped = scan(root, exclude=index.directory)
         known = index.files()
-        if not known and (reprocess_all or reprocess_ocr):
+        if not known and (reprocess_all or outdated):
             # A new index: what this run commits is read with these settings, so a run cut
             # short must not make the next one read (and OCR) those files again.
-            index.commit(meta={"chunking": signature, "ocr": ocr})
-            reprocess_all = reprocess_ocr = False
-        todo = _changed(entries, known, report, reprocess_all, reprocess_ocr)
+            index.commit(meta={"chunking": signature} | outdated)
+            reprocess_all, outdated = False, {}
+        todo = _changed(entries, known, report, reprocess_all, [_REREADS[key] for key in outdated])
         writer = _Writer(index, embedder, report, cancel, progress, [entry for entry, _ in todo])
         writer.ocr = OcrRun(cancel) if ocr == "auto" else None
         gone = set(known) - {str(e.path) for e in entries}
@@ -172,7 +173,7 @@ def sync_folder(
         # Removals run even after a cancel: a deleted file must never answer a question.
         meta = {}
         if not writer.cancelled():
-            meta = ({"chunking": signature} if reprocess_all else {}) | ({"ocr": ocr} if reprocess_ocr else {})
+            meta = ({"chunking": signature} if reprocess_all else {}) | outdated
         _remove(index, report, known, [path for path in gone if path in known], meta or None)
     report.ocr_pages = writer.ocr.pages_done if writer.ocr else 0
     return _finish(report, index, writer, started)
@@ -183,14 +184,14 @@ def _changed(
     known: dict[str, FileRecord],
     report: IndexReport,
     reprocess_all: bool,
-    reprocess_ocr: bool,
+    reread: list[Callable[[Path], bool]],
 ) -> list[tuple[FileEntry, bool]]:
     """The files to read, each with whether it must be read again whatever its hash; the
     rest are counted unchanged (or listed as skipped again)."""
     todo = []
     for entry in entries:
         record = known.get(str(entry.path))
-        reprocess = reprocess_all or (reprocess_ocr and read_by_ocr(entry.path))
+        reprocess = reprocess_all or any(which(entry.path) for which in reread)
         if record is None or reprocess or not _same_stat(record, entry):
             todo.append((entry, reprocess))
         elif record.skip:
@@ -238,7 +239,7 @@ def _sync_file(
 
 def needs_sync(folder: Path, index: PassageIndex, chunking: ChunkOptions = ChunkOptions(), ocr: str = "auto") -> bool:
     """Whether any file was added, changed or removed since the last sync (stat calls only)."""
-    if index.meta("chunking") != _signature(chunking) or index.meta("ocr") != ocr:
+    if index.meta("chunking") != _signature(chunking) or _outdated(index, ocr):
         return True
     entries, _ = scan(check_folder(folder), exclude=index.directory)
     on_disk = {str(e.path): (e.size, e.mtime_ns, e.ctime_ns) for e in entries}
@@ -269,6 +270,17 @@ def watch_folder(
 
     for _changes in watchfiles.watch(root, watch_filter=visible, debounce=debounce_ms, stop_event=cancel):
         on_report(sync_folder(root, index, embedder, cancel=cancel, **sync_options))
+
+
+# The files a setting's change reads again: another OCR mode (or an index from before OCR),
+# PDFs and images only; a newer Markdown reader, Markdown files only.
+_REREADS: dict[str, Callable[[Path], bool]] = {"ocr": read_by_ocr, "markdown": read_as_markdown}
+
+
+def _outdated(index: PassageIndex, ocr: str) -> dict[str, str]:
+    """The settings of _REREADS this index was read with that differ now, with their new values."""
+    wanted = {"ocr": ocr, "markdown": MARKDOWN_VERSION}
+    return {key: value for key, value in wanted.items() if index.meta(key) != value}
 
 
 def _signature(chunking: ChunkOptions) -> str:

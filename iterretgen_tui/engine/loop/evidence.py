@@ -32,10 +32,15 @@ MAX_MENDED = 30  # words a cut sentence takes from the passage beside it, at mos
 # A sentence ends at a stop that whitespace follows ("config.toml" does not end one; see
 # sentences.py for "St. Louis"), a blank line, or before a list item or heading; single
 # line breaks are hard wraps (Markdown, plain text) inside a sentence.
-_SENTENCE_END = re.compile(rf"\n\s*\n|\n(?=[ \t]*(?:[-*+>#]|\d+[.)])\s)|{SENTENCE_GAP}")
+_SENTENCE_END = re.compile(rf"\n\s*\n|\n(?=[ \t]*(?:[-*+>]|#{{1,6}}|\d+[.)])\s)|{SENTENCE_GAP}")
+# A code fence's line, with its language ("```js"): a code block's edge, where a sentence
+# ends and what a cut sentence takes from beside it stops.
+_FENCE = re.compile(r"^[ \t]*```.*$", re.MULTILINE)
+# A Markdown heading names what follows; quoted, it was glued to the sentence after it
+# ("## Windows vs. POSIX The default operation ..."), and alone it states nothing.
+_HEADING = re.compile(r"^[ \t]*#{1,6}\s.*$", re.MULTILINE)
 _ENDED = re.compile(r"""(?:[.!?]["')\]]*|:|\n\s*\n)\s*$""")  # text that ends where a sentence does
 _WORD = re.compile(r"\S+")
-_FENCE = "```"  # a code block's edge: what a cut sentence takes from beside it stops there
 
 # The passages before and after a passage in its file (None where there is none).
 Around = Callable[[int], tuple[Passage | None, Passage | None]]
@@ -62,10 +67,15 @@ class Evidence:
 
 
 def sentences(text: str) -> list[str]:
-    """A passage's statements, in order: sentences, long ones cut into word windows."""
-    found = []
-    for sentence in _SENTENCE_END.split(text):
+    """A passage's statements, in order: sentences, long ones cut into word windows. A
+    piece too short to stand alone that follows a colon completes that sentence ("to run
+    the file, enter: node hello-world.js")."""
+    found: list[str] = []
+    for sentence in _SENTENCE_END.split(_FENCE.sub("\n", _HEADING.sub("\n", text))):
         words = sentence.split()
+        if words and len(words) < MIN_WORDS and found and found[-1].endswith(":"):
+            found[-1] += " " + " ".join(words)
+            continue
         for start in range(0, len(words), MAX_WORDS):
             piece = words[start : start + MAX_WORDS]
             if len(piece) >= MIN_WORDS:
@@ -135,7 +145,7 @@ def _cut_start(before: str, text: str) -> str:
     ahead = before[: starts[len(before_words) - shared]]
     if not ahead.strip() or _ENDED.search(ahead):
         return ""
-    piece = _SENTENCE_END.split(ahead)[-1].split(_FENCE)[-1].split()
+    piece = _FENCE.split(_SENTENCE_END.split(ahead)[-1])[-1].split()
     return " ".join(piece) if len(piece) <= MAX_MENDED else "… " + " ".join(piece[-MAX_MENDED:])
 
 
@@ -147,7 +157,7 @@ def _cut_end(text: str, after: str) -> str:
     if not shared or _ENDED.search(text):
         return ""
     ends = [m.end() for m in _WORD.finditer(after)]
-    piece = _SENTENCE_END.split(after[ends[shared - 1] :])[0].split(_FENCE)[0].split()
+    piece = _FENCE.split(_SENTENCE_END.split(after[ends[shared - 1] :])[0])[0].split()
     return " ".join(piece) if len(piece) <= MAX_MENDED else " ".join(piece[:MAX_MENDED]) + " …"
 
 
