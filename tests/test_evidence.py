@@ -85,6 +85,12 @@ def test_the_best_sentence_comes_with_its_closer_neighbour():
     assert evidence.text == "Quit the app with Ctrl+Q. The app saves the conversation first."
     alone = choose_evidence("quit?", [Passage(8, "Quit with Ctrl+Q.", "Keys", "k.md")], HashEmbedder())
     assert alone.text == "Quit with Ctrl+Q."
+    # A sentence ending in a colon comes with what it introduces.
+    text = "The survey data is kept in one file.\nTo open the survey data, run:\n```bash\npython survey.py --year 2026\n```"
+    evidence = choose_evidence(
+        "How do I open the survey data?", [Passage(9, text, "Data", "d.md")], HashEmbedder(dim=512)
+    )
+    assert evidence.text.endswith("To open the survey data, run: python survey.py --year 2026")
 
 
 def test_the_evidence_shows_where_a_stated_answer_comes_from():

@@ -3,7 +3,8 @@ answer the question, scored by the embedder that already ranks the passages: the
 sentence closest to the question, with whichever neighbour in its passage is closer
 (the fact often sits next to the sentence that echoes the question; docs/answers.md).
 When the model stated an answer that some sentences mention, the closest of those is
-chosen: the evidence then shows where the answer comes from.
+chosen: the evidence then shows where the answer comes from. A quote whose last sentence
+ends in a colon also takes what the colon introduces (a command, a list).
 
 Shown under every answer ("From your documents: ... [2]"), it is what the user can
 trust whatever the model wrote: a retrieved sentence, quoted, with its source. A
@@ -108,6 +109,8 @@ def choose_evidence(
     neighbours = [(by_position[(n, j)], j) for j in (i - 1, i + 1) if (n, j) in by_position]
     j = max(neighbours)[1] if neighbours else i
     first, last = min(i, j), max(i, j)
+    if own[last].endswith(":") and last + 1 < len(own):
+        last += 1  # "To open the data, run:" is not said until what it introduces is
     text, location = " ".join(own[first : last + 1]), passage.location
     if around is not None:
         text, location = _made_whole(text, own[first], own[last], passage, around)
