@@ -64,12 +64,12 @@ _FRONT_TITLE = re.compile(r"^title:\s*['\"]?(.*?)['\"]?\s*$")
 # links point; "[^1]: ..." footnotes are text), the tags of inline HTML and the targets of
 # links, whose text stays. Left in, they were quoted as evidence ("<!-- YAML added:
 # v0.9.1 -->", "Use [`clearTimeout()`][] instead"; docs/answers.md).
-_CODE_SPAN = re.compile(r"(`+).*?\1")
+_CODE_SPAN = re.compile(r"(?P<ticks>`+).*?(?P=ticks)")
 _LINK_DEFINITION = re.compile(r"""^ {0,3}\[[^\]^][^\]]*\]:[ \t]*\S+(?:[ \t]+(?:"[^"]*"|'[^']*'|\([^)]*\)))?[ \t]*$""")
 _HTML_TAGS = "a|abbr|b|br|code|del|details|div|em|i|img|ins|kbd|mark|p|s|small|span|strong|sub|summary|sup|u"
 # Scanned left to right, a code span is met whole, so what looks like markup inside it stays.
 _INLINE = re.compile(
-    r"(?P<code>(?P<ticks>`+).*?(?P=ticks))"
+    rf"(?P<code>{_CODE_SPAN.pattern})"
     r"|!?\[(?P<text>(?:`[^`]*`|[^\]`])*)\]"  # [text](url "title"), [text][ref], ![alt](src)
     r"""(?:\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:"[^"]*"|'[^']*'))?\)|\[[^\]]*\])"""
     rf"|</?(?:{_HTML_TAGS})\b[^<>]*>",
