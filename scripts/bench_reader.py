@@ -127,16 +127,13 @@ def _qa_report(args, records: list[dict], threads: int) -> dict:
 def _prompt_tokens(llm, count_tokens, budget: int, data: Path) -> list[int]:
     """The app's own first-iteration prompt for a hotpotqa question over its corpus'
     passages, filled to about ``budget`` tokens, rendered by the GGUF's chat template."""
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
+    from iterretgen_tui.engine.loop.generator import chat_formatter
     from iterretgen_tui.engine.loop.prompts import build_prompt
 
     passages, questions = _hotpot_passages(data, 40)
     question = questions[0]
     prompt = build_prompt(question, passages, count_tokens=count_tokens, budget=budget)
-    eos = llm._model.token_get_text(llm.token_eos())
-    formatter = Jinja2ChatFormatter(llm.metadata["tokenizer.chat_template"], eos_token=eos, bos_token="")
-    text = formatter(messages=prompt.messages).prompt
+    text = chat_formatter(llm)(messages=prompt.messages).prompt
     return llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from iterretgen_tui.engine.indexing.indexer import open_folder_index, sync_folder
 from iterretgen_tui.engine.loop.events import FinalAnswer, IterationTrace, StopReason
 from iterretgen_tui.engine.loop.evidence import choose_evidence, sentences
-from iterretgen_tui.engine.loop.follow_up import QUESTION, ask_for_answer
+from iterretgen_tui.engine.loop.follow_up import LEAD, QUESTION, ask_for_answer, ask_outright, go_on_to_answer
 from iterretgen_tui.engine.loop.prompts import build_prompt, demo_messages, stated_answer
 from iterretgen_tui.engine.loop.question_kind import FACTOID, OPEN, question_kind
 from iterretgen_tui.engine.loop.trust import Weakness, weakness
@@ -46,8 +46,8 @@ def test_sentences_skip_headings_and_cut_run_ons():
     wrapped = "The method returns the last portion\nof a path, like basename.\n\n* `:` for POSIX\n* `;` for Windows"
     assert sentences(wrapped) == [
         "The method returns the last portion of a path, like basename.",
-        "* `:` for POSIX",
-        "* `;` for Windows",
+        "• `:` for POSIX",
+        "• `;` for Windows",
     ]
     under_heading = "## Windows vs. POSIX\nThe default operation varies by system.\n### Upgrading the global versions"
     assert sentences(under_heading) == ["The default operation varies by system."]
@@ -59,6 +59,41 @@ def test_sentences_skip_headings_and_cut_run_ons():
     ]
     run_on = " ".join(f"w{i}" for i in range(130))
     assert [len(s.split()) for s in sentences(run_on)] == [60, 60, 10]
+
+
+def test_sentences_as_a_page_draws_them():
+    # Node.js API docs as passages hold them (no blank lines): a parameter list, then the
+    # paragraph; a quoted stability note; a quoted list.
+    api = "* `path` {string}\n* Returns: {string}\nThe `path.dirname()` method returns the directory\nname of a `path`."
+    assert sentences(api) == ["The `path.dirname()` method returns the directory name of a `path`."]
+    note = (
+        "> Stability: 2 - Stable\nThe module decodes buffers.\n> Features come in stages:\n> * 1.0 - Early development."
+    )
+    assert sentences(note) == [
+        "Stability: 2 - Stable",
+        "The module decodes buffers.",
+        "Features come in stages:",
+        "• 1.0 - Early development.",
+    ]
+    # An item whose line wraps goes on; so does a line that a lowercase line continues.
+    wrapped = "* `timeout` {Timeout} A `Timeout` object as returned\nby `setInterval()`. Cancels the timer."
+    assert sentences(wrapped) == [
+        "• `timeout` {Timeout} A `Timeout` object as returned by `setInterval()`.",
+        "Cancels the timer.",
+    ]
+
+
+def test_a_sentence_is_scored_under_its_section_heading():
+    # "The method returns ..." says which method only under its heading.
+    dirname = Passage(1, "The method returns the directory name of a path.", "Path › path.dirname(path)", "path.md")
+    basename = Passage(2, "The method returns the last portion of a path.", "Path › path.basename(path)", "path.md")
+    for passages in ([dirname, basename], [basename, dirname]):
+        evidence = choose_evidence("What does path.dirname() return?", passages, HashEmbedder(dim=512))
+        assert evidence.text == dirname.text
+    # A document's title alone (a Wikipedia paragraph's) is not added to its sentences.
+    embedder = HashEmbedder(dim=512)
+    choose_evidence("Who?", [Passage(3, "He was born in Dijon.", "Gustave Eiffel", "d")], embedder)
+    assert embedder.calls[-1] == ["He was born in Dijon."]
 
 
 def test_a_sentence_goes_on_past_a_title_or_an_initial():
@@ -141,6 +176,11 @@ def test_a_sentence_cut_by_the_passage_edges_is_made_whole_from_the_passages_bes
     around = {2: (Passage(1, fenced, "", "k.md"), None)}.__getitem__
     mended = choose_evidence("How do I quit the app?", [passage], HashEmbedder(dim=512), around=around).text
     assert mended.startswith("const app = quit the app press Ctrl+Q")
+    # A list item's line does not run on into a passage that starts a sentence of its own.
+    item = "* Returns: {Timeout} a reference to `timeout`\nSets the timer's start time"
+    starts = Passage(2, "Sets the timer's start time to now. It reschedules the timer.", "Timers", "t.md")
+    around = {2: (Passage(1, item, "Timers", "t.md"), None)}.__getitem__
+    assert choose_evidence("What does refresh do?", [starts], HashEmbedder(), around=around).text == starts.text
 
 
 def test_a_folder_index_gives_the_passages_beside_one_in_its_file(tmp_path):
@@ -234,21 +274,33 @@ def test_an_unstated_answer_is_asked_for_in_a_follow_up_turn():
         {"role": "assistant", "content": "He was born in a city."},
         {"role": "user", "content": QUESTION},
     ]
+    assert len(generator.prompts) == 1  # stated when asked: the draft is not made to go on
+
+
+def test_a_draft_that_states_nothing_when_asked_goes_on_to_its_answer():
+    # SmolLM2 reads our follow-up back; made to go on from its own draft, it states one.
+    generator = ScriptedGenerator(["Reply with the answer only.", "Dijon. He was born there."])
+    messages = [{"role": "user", "content": "Where?"}]
+    answer = ask_for_answer(generator, messages, "He was born in a city.", threading.Event())
+    assert answer == "Dijon"
+    assert generator.prompts[1] == [*messages, {"role": "assistant", "content": f"He was born in a city. {LEAD}"}]
+    assert go_on_to_answer(ScriptedGenerator([""]), [], "", threading.Event()) == ""
+    assert go_on_to_answer(ScriptedGenerator(["the the the the the the"]), [], "A draft.", threading.Event()) == ""
 
 
 def test_a_follow_up_that_puts_the_answer_under_its_label_is_read():
     # SmolLM2's own replies in an eval: the label, a blank line, then the answer.
     for reply in ("The answer is:\n\nCaroline Wozniacki\nShe was born in 1990.", "Answer:\nCaroline Wozniacki"):
-        answer = ask_for_answer(ScriptedGenerator([reply]), [], "A draft.", threading.Event())
+        answer = ask_outright(ScriptedGenerator([reply]), [], "A draft.", threading.Event())
         assert answer == "Caroline Wozniacki"
-    assert ask_for_answer(ScriptedGenerator(["The answer is:"]), [], "A draft.", threading.Event()) == ""
+    assert ask_outright(ScriptedGenerator(["The answer is:"]), [], "A draft.", threading.Event()) == ""
     # Replies that loop in a few words (seen with SmolLM2) state no answer.
     for reply in (
         "The answer is: The answer is: The answer is: The answer",
         "Benson Context: Benson Context: Benson Context: Benson",
     ):
-        assert ask_for_answer(ScriptedGenerator([reply]), [], "A draft.", threading.Event()) == ""
-    assert ask_for_answer(ScriptedGenerator(["Answering that: Dijon"]), [], "A draft.", threading.Event()) == (
+        assert ask_outright(ScriptedGenerator([reply]), [], "A draft.", threading.Event()) == ""
+    assert ask_outright(ScriptedGenerator(["Answering that: Dijon"]), [], "A draft.", threading.Event()) == (
         "Answering that: Dijon"
     )
 
@@ -256,9 +308,9 @@ def test_a_follow_up_that_puts_the_answer_under_its_label_is_read():
 def test_a_follow_up_that_repeats_the_question_states_nothing():
     # SmolLM2's replies in an eval (hotpotqa): our own instruction read back as the answer.
     for reply in ("Reply with the answer only.", 'In a few words, the answer is "In a few words, the answer is "In a'):
-        assert ask_for_answer(ScriptedGenerator([reply]), [], "A draft.", threading.Event()) == ""
+        assert ask_outright(ScriptedGenerator([reply]), [], "A draft.", threading.Event()) == ""
     for reply, answer in (("Yes.", "Yes"), ("Only Fools and Horses", "Only Fools and Horses")):
-        assert ask_for_answer(ScriptedGenerator([reply]), [], "A draft.", threading.Event()) == answer
+        assert ask_outright(ScriptedGenerator([reply]), [], "A draft.", threading.Event()) == answer
 
 
 def final_with(answer: str, *, stated: bool = True, looped: bool = False) -> FinalAnswer:

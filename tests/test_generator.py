@@ -41,6 +41,15 @@ def test_cancel_stops_decoding(generator):
     assert evaluated <= prompt_tokens + 3 + 64  # 64: slack for the chat template's own tokens
 
 
+def test_a_reply_begun_in_the_last_message_is_continued(generator):
+    asked = [{"role": "user", "content": "Count from one to ten in words, separated by commas."}]
+    begun = {"role": "assistant", "content": "one, two, three, four,"}
+    reply = "".join(generator.stream([*asked, begun], max_tokens=8, cancel=threading.Event()))
+    assert reply.startswith(" five, six")  # where the reply left off, not a new turn
+    anew = "".join(generator.stream(asked, max_tokens=8, cancel=threading.Event()))
+    assert not anew.startswith(" five")
+
+
 def test_counts_tokens(generator):
     assert 0 < generator.count_tokens("Iterative retrieval helps.") < 10
     assert generator.n_ctx == 2048

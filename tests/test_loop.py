@@ -355,7 +355,7 @@ def test_a_looping_draft_is_stopped_trimmed_and_asked_for_its_answer():
 
 
 def test_an_empty_draft_feeds_the_evidence_sentence_to_the_next_query():
-    gen = ScriptedGenerator(["", "", "So the answer is Dijon."])
+    gen = ScriptedGenerator(["", "", "", "So the answer is Dijon."])  # no draft, nothing when asked or made to go on
     events = events_of(gen, adaptive=False, query_mode="draft")
     first = [e for e in events if isinstance(e, DraftDone)][0].trace
     assert first.draft == "" and not first.stated and first.evidence is not None

@@ -19,6 +19,7 @@ from .formats import Block, Parsed
 # so a passage stays near the embedder's input length; they are rejoined without spaces.
 MAX_WORD_CHARS = 24
 _RUN = re.compile(r"\S+")
+SECTION = " › "  # between a document's title and a section's heading in a passage's title
 
 
 @dataclass(frozen=True)
@@ -105,5 +106,5 @@ def spanning(first: str, last: str) -> str:
 
 def _title(document_title: str, heading: str) -> str:
     if heading and document_title and heading != document_title:
-        return f"{document_title} › {heading}"
+        return f"{document_title}{SECTION}{heading}"
     return heading or document_title

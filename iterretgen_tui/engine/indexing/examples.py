@@ -11,7 +11,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-SEPARATOR = " › "
+from .chunking import SECTION
+
 WH_WORDS = {"how", "what", "why", "when", "where", "which", "who"}
 AUXILIARIES = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "should", "will", "would", "to"}
 MAX_WORDS = 8  # longer headings read as sentences, not topics
@@ -21,7 +22,7 @@ MAX_NAME_WORDS = 4  # a document title longer than this is a sentence, not a nam
 def question_for(title: str) -> str:
     """A question a heading invites: itself when it is one ("How do I …", "Why is …"),
     else one about the topic it names ("What you see" names a topic, not a question)."""
-    document, _, heading = title.rpartition(SEPARATOR)
+    document, _, heading = title.rpartition(SECTION)
     heading = heading.strip().rstrip(":.")
     if heading.endswith("?"):
         return heading
@@ -29,7 +30,7 @@ def question_for(title: str) -> str:
     if (words[0] in WH_WORDS and len(words) > 1 and words[1] in AUXILIARIES) or words[0] in AUXILIARIES - {"to"}:
         return f"{heading}?"
     topic = heading if _proper(heading) else heading[0].lower() + heading[1:]
-    name = document.split(SEPARATOR)[0]
+    name = document.split(SECTION)[0]
     if name and len(name.split()) <= MAX_NAME_WORDS and "?" not in name:
         return f"What does {name} say about {topic}?"
     return f"What do the documents say about {topic if document else heading}?"
@@ -40,7 +41,7 @@ def example_questions(headings: Sequence[tuple[str, str, int]], n: int = 3) -> l
     questions: list[str] = []
     files: set[str] = set()
     # On a tie a section beats its document's bare title (often a lone "# Title" line).
-    ranked = sorted(headings, key=lambda row: (-row[2], SEPARATOR not in row[0]))
+    ranked = sorted(headings, key=lambda row: (-row[2], SECTION not in row[0]))
     for title, source, _count in ranked:
         if source in files or not _topic(title, source):
             continue
@@ -55,7 +56,7 @@ def example_questions(headings: Sequence[tuple[str, str, int]], n: int = 3) -> l
 
 def _topic(title: str, source: str) -> bool:
     """A heading worth asking about: a few words, not the file name the indexer falls back to."""
-    heading = title.rpartition(SEPARATOR)[2].strip()
+    heading = title.rpartition(SECTION)[2].strip()
     words = heading.split()
     return (
         bool(words)

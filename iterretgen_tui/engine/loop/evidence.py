@@ -21,7 +21,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..indexing.chunking import spanning
+from ..indexing.chunking import SECTION, spanning
 from ..passages import Passage
 from .answers import content_words, mentions
 from .sentences import SENTENCE_GAP
@@ -40,6 +40,15 @@ _FENCE = re.compile(r"^[ \t]*```.*$", re.MULTILINE)
 # A Markdown heading names what follows; quoted, it was glued to the sentence after it
 # ("## Windows vs. POSIX The default operation ..."), and alone it states nothing.
 _HEADING = re.compile(r"^[ \t]*#{1,6}\s.*$", re.MULTILINE)
+# Quote marks and bullets are how a page is drawn, not words: a quote's ">" goes (where a
+# quote starts or ends, so does its sentence), a bullet shows as "•".
+_QUOTE_MARKS = re.compile(r"^[ \t]*(?:>[ \t]?)+")
+_BULLET = re.compile(r"^[-*+][ \t]+")
+# Passages keep no blank lines, so a list item ran on into the paragraph after it
+# ("* Returns: {string}" then "The `path.dirname()` method returns ..."): an item's line
+# that a capitalised line follows ends its sentence.
+_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]")
+_CAPITALISED = re.compile(r"^[ \t]*[A-Z]")
 _ENDED = re.compile(r"""(?:[.!?]["')\]]*|:|\n\s*\n)\s*$""")  # text that ends where a sentence does
 _WORD = re.compile(r"\S+")
 
@@ -72,8 +81,8 @@ def sentences(text: str) -> list[str]:
     piece too short to stand alone that follows a colon completes that sentence ("to run
     the file, enter: node hello-world.js")."""
     found: list[str] = []
-    for sentence in _SENTENCE_END.split(_FENCE.sub("\n", _HEADING.sub("\n", text))):
-        words = sentence.split()
+    for sentence in _SENTENCE_END.split(_as_drawn(text)):
+        words = _words(sentence)
         if words and len(words) < MIN_WORDS and found and found[-1].endswith(":"):
             found[-1] += " " + " ".join(words)
             continue
@@ -82,6 +91,35 @@ def sentences(text: str) -> list[str]:
             if len(piece) >= MIN_WORDS:
                 found.append(" ".join(piece))
     return found
+
+
+def _as_drawn(text: str) -> str:
+    """The passage's lines with a blank one wherever a rendered page ends a paragraph:
+    headings and code fences' lines, the edges of a quote (its marks gone), and after a
+    list item that a capitalised line follows."""
+    lines: list[str] = []
+    quoted = False
+    for line in _FENCE.sub("", _HEADING.sub("", text)).split("\n"):
+        marks = _QUOTE_MARKS.match(line)
+        if marks:
+            line = line[marks.end() :]
+        if bool(marks) != quoted or (lines and _item_ends(lines[-1], line)):
+            lines.append("")
+        quoted = bool(marks)
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _item_ends(line: str, next_line: str) -> bool:
+    return bool(_ITEM.match(line) and _CAPITALISED.match(next_line))
+
+
+def _words(sentence: str) -> list[str]:
+    """A sentence's words, its bullet drawn as "•" and not counted as a word."""
+    words = sentence.split()
+    if _BULLET.match(sentence.lstrip()) and len(words) > 1:
+        return ["• " + words[1], *words[2:]]
+    return words
 
 
 def choose_evidence(
@@ -100,7 +138,7 @@ def choose_evidence(
     if not candidates:
         return None
     query = embedder.embed_queries([question])[0]
-    scores = embedder.embed_batch([s for *_, s in candidates]) @ query
+    scores = embedder.embed_batch([_under_heading(passages[n - 1], s) for n, _, s in candidates]) @ query
     backing = [k for k, (*_, s) in enumerate(candidates) if mentions(s, answer)] if content_words(answer) else []
     best = max(backing or range(len(candidates)), key=lambda k: scores[k])
     n, i, _ = candidates[best]
@@ -115,6 +153,15 @@ def choose_evidence(
     if around is not None:
         text, location = _made_whole(text, own[first], own[last], passage, around)
     return Evidence(text, n, passage.id, passage.source, location, float(scores[best]))
+
+
+def _under_heading(passage: Passage, sentence: str) -> str:
+    """The sentence as scored: after the heading of the section it sits in, which says
+    what "The method returns ..." is about. A document's own title is not added: on
+    Wikipedia paragraphs, whose titles name the entity, the evidence then held the answer
+    less often (docs/answers.md)."""
+    _, in_section, heading = passage.title.rpartition(SECTION)
+    return f"{heading}: {sentence}" if in_section else sentence
 
 
 def _made_whole(text: str, first: str, last: str, passage: Passage, around: Around) -> tuple[str, str]:
@@ -146,9 +193,9 @@ def _cut_start(before: str, text: str) -> str:
         return ""  # not the same run of words: a new page or section starts here
     starts = [m.start() for m in _WORD.finditer(before)]
     ahead = before[: starts[len(before_words) - shared]]
-    if not ahead.strip() or _ENDED.search(ahead):
+    if not ahead.strip() or _ENDED.search(ahead) or _item_ends(ahead.rstrip().rpartition("\n")[2], text):
         return ""
-    piece = _FENCE.split(_SENTENCE_END.split(ahead)[-1])[-1].split()
+    piece = _words(_SENTENCE_END.split(_as_drawn(ahead))[-1])
     return " ".join(piece) if len(piece) <= MAX_MENDED else "… " + " ".join(piece[-MAX_MENDED:])
 
 
@@ -160,7 +207,7 @@ def _cut_end(text: str, after: str) -> str:
     if not shared or _ENDED.search(text):
         return ""
     ends = [m.end() for m in _WORD.finditer(after)]
-    piece = _FENCE.split(_SENTENCE_END.split(after[ends[shared - 1] :])[0])[0].split()
+    piece = _words(_SENTENCE_END.split(_as_drawn(after[ends[shared - 1] :]))[0])
     return " ".join(piece) if len(piece) <= MAX_MENDED else " ".join(piece[:MAX_MENDED]) + " …"
 
 

@@ -4,7 +4,9 @@ Small models often reason without ever writing "So the answer is X.", or loop be
 get there; the answer is then a guess from the draft's last sentence. One short follow-up
 turn in the same conversation ("what is the answer, in a few words?") makes them state
 one. llama.cpp reuses the evaluated prompt and draft as the prefix, so the follow-up costs
-only its own few tokens.
+only its own few tokens. When the reply states nothing either (SmolLM2 reads our question
+back, or loops), the model's own reply is made to go on from its draft and "So the answer
+is", the words every demo ends with; what it writes next is the answer (docs/answers.md).
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from collections.abc import Sequence
 
 from .answers import content_words
 from .generator import Generator, Message
-from .prompts import extract_answer
+from .prompts import answer_end, extract_answer, stated_answer
 from .repetition import stutters
 
 QUESTION = "What is the answer, in a few words? Reply with the answer only."
+LEAD = "So the answer is"  # the demos' own last words, for the draft to go on from
 MAX_TOKENS = 24
 _QUESTION_WORDS = content_words(QUESTION)
 _LEAD = re.compile(r"^\W*(?:so\s+)?(?:the\s+)?(?:final\s+)?answer\b(?:\s+is)?\s*:?\s*", re.IGNORECASE)
@@ -29,7 +32,31 @@ def follow_up_messages(messages: Sequence[Message], draft: str) -> list[Message]
 
 
 def ask_for_answer(generator: Generator, messages: Sequence[Message], draft: str, cancel: threading.Event) -> str:
-    """The answer the model states when asked outright; "" when it states none."""
+    """The answer the model states when asked outright, or else when its draft is made to
+    go on with "So the answer is"; "" when it states none either way."""
+    return ask_outright(generator, messages, draft, cancel) or go_on_to_answer(generator, messages, draft, cancel)
+
+
+def go_on_to_answer(generator: Generator, messages: Sequence[Message], draft: str, cancel: threading.Event) -> str:
+    """The answer the model writes after its own draft and "So the answer is"."""
+    begun = f"{draft} {LEAD}".lstrip()
+    pieces: list[str] = []
+    stream = generator.stream(
+        [*messages, {"role": "assistant", "content": begun}], max_tokens=MAX_TOKENS, cancel=cancel
+    )
+    try:
+        for piece in stream:
+            pieces.append(piece)
+            if answer_end(begun + "".join(pieces)) is not None:
+                break
+    finally:
+        stream.close()
+    reply = "".join(pieces)
+    return "" if stutters(reply) else stated_answer(begun + reply)
+
+
+def ask_outright(generator: Generator, messages: Sequence[Message], draft: str, cancel: threading.Event) -> str:
+    """The answer the model states in a follow-up turn; "" when it states none."""
     pieces: list[str] = []
     stream = generator.stream(follow_up_messages(messages, draft), max_tokens=MAX_TOKENS, cancel=cancel)
     try:

@@ -20,6 +20,8 @@ from .prefix_states import PrefixStates, prefix_key
 log = logging.getLogger(__name__)
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": ...}
+# A list that ends with an assistant message asks the model to go on with that reply (a
+# GGUF without a chat template answers it in a new turn instead).
 
 
 class Generator(Protocol):
@@ -33,6 +35,20 @@ class Generator(Protocol):
     def stream(
         self, messages: Sequence[Message], *, max_tokens: int, cancel: threading.Event
     ) -> Stream[str, None, None]: ...
+
+
+def chat_formatter(llm):
+    """The GGUF's chat template as llama-cpp-python renders it, or None without one."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    template = llm.metadata.get("tokenizer.chat_template")
+    if not template:
+        return None
+
+    def text(token: int) -> str:
+        return llm._model.token_get_text(token) if token != -1 else ""
+
+    return Jinja2ChatFormatter(template, eos_token=text(llm.token_eos()), bos_token=text(llm.token_bos()))
 
 
 def gpu_layers(device: str) -> int:
@@ -93,6 +109,7 @@ class LlamaGenerator:
             verbose=False,
         )
         self.n_ctx = self._llm.n_ctx()
+        self._formatter = chat_formatter(self._llm)
         # One model, one decoding stream: the TUI and scripts may call from several threads.
         self._lock = threading.Lock()
         # Prompts that start with one of these messages lists (the demos of each kind of
@@ -169,22 +186,30 @@ class LlamaGenerator:
                 self.cores.look_around()  # the model's threads are idle now: they do not count
             self._follow_cores()
             self._enter_prefix_of(messages)
-            chunks = self._llm.create_chat_completion(
-                messages=list(messages),
-                max_tokens=max_tokens,
-                temperature=0.0,
-                top_k=1,
-                stream=True,
-                **self.penalties,
-            )
+            settings = {"max_tokens": max_tokens, "temperature": 0.0, "top_k": 1, "stream": True, **self.penalties}
+            if messages[-1]["role"] == "assistant" and self._formatter is not None:
+                prompt, stop = self._reply_begun(messages)
+                chunks = self._llm.create_completion(prompt=prompt, stop=stop, **settings)
+            else:
+                chunks = self._llm.create_chat_completion(messages=list(messages), **settings)
             try:
                 for chunk in chunks:
                     if cancel.is_set():
                         break
                     self._follow_cores()  # indexing may start or end mid-answer
-                    text = chunk["choices"][0]["delta"].get("content")
+                    choice = chunk["choices"][0]  # a completion's chunk, or a chat completion's
+                    text = choice["text"] if "text" in choice else choice["delta"].get("content")
                     if text:
                         yield text
             finally:
                 # Closing the stream stops llama.cpp from decoding further tokens.
                 chunks.close()
+
+    def _reply_begun(self, messages: Sequence[Message]) -> tuple[list[int], list[str] | str | None]:
+        """The prompt tokens of a reply that begins with the last message's text (the
+        model goes on from there), and the template's stop strings: the earlier turns as
+        the template renders them for a new reply, then that text as plain text."""
+        rendered = self._formatter(messages=list(messages[:-1]))
+        turns = self._llm.tokenize(rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True)
+        begun = self._llm.tokenize(messages[-1]["content"].encode("utf-8"), add_bos=False, special=False)
+        return turns + begun, rendered.stop
