@@ -181,6 +181,11 @@ def test_a_sentence_cut_by_the_passage_edges_is_made_whole_from_the_passages_bes
     starts = Passage(2, "Sets the timer's start time to now. It reschedules the timer.", "Timers", "t.md")
     around = {2: (Passage(1, item, "Timers", "t.md"), None)}.__getitem__
     assert choose_evidence("What does refresh do?", [starts], HashEmbedder(), around=around).text == starts.text
+    # Cut inside the item's line, it is mended as any sentence is.
+    mid = Passage(2, "Timer that fires once a second. It is reused.", "Timers", "t.md")
+    around = {2: (Passage(1, "* Returns: a reference to the Timer that fires", "Timers", "t.md"), None)}.__getitem__
+    mended = choose_evidence("What does it return?", [mid], HashEmbedder(), around=around).text
+    assert mended.startswith("• Returns: a reference to the Timer that fires once a second.")
 
 
 def test_a_folder_index_gives_the_passages_beside_one_in_its_file(tmp_path):

@@ -114,6 +114,12 @@ def _item_ends(line: str, next_line: str) -> bool:
     return bool(_ITEM.match(line) and _CAPITALISED.match(next_line))
 
 
+def _item_ended(ahead: str, text: str) -> bool:
+    """``ahead`` ends with a list item's whole line, which ``text`` does not go on."""
+    lines = ahead.rstrip(" \t").split("\n")
+    return len(lines) > 1 and lines[-1] == "" and _item_ends(lines[-2], text)
+
+
 def _words(sentence: str) -> list[str]:
     """A sentence's words, its bullet drawn as "•" and not counted as a word."""
     words = sentence.split()
@@ -193,7 +199,7 @@ def _cut_start(before: str, text: str) -> str:
         return ""  # not the same run of words: a new page or section starts here
     starts = [m.start() for m in _WORD.finditer(before)]
     ahead = before[: starts[len(before_words) - shared]]
-    if not ahead.strip() or _ENDED.search(ahead) or _item_ends(ahead.rstrip().rpartition("\n")[2], text):
+    if not ahead.strip() or _ENDED.search(ahead) or _item_ended(ahead, text):
         return ""
     piece = _words(_SENTENCE_END.split(_as_drawn(ahead))[-1])
     return " ".join(piece) if len(piece) <= MAX_MENDED else "… " + " ".join(piece[-MAX_MENDED:])

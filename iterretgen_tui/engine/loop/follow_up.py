@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .answers import content_words
 from .generator import Generator, Message
@@ -34,43 +34,43 @@ def follow_up_messages(messages: Sequence[Message], draft: str) -> list[Message]
 def ask_for_answer(generator: Generator, messages: Sequence[Message], draft: str, cancel: threading.Event) -> str:
     """The answer the model states when asked outright, or else when its draft is made to
     go on with "So the answer is"; "" when it states none either way."""
-    return ask_outright(generator, messages, draft, cancel) or go_on_to_answer(generator, messages, draft, cancel)
+    answer = ask_outright(generator, messages, draft, cancel)
+    if answer or cancel.is_set():
+        return answer
+    return go_on_to_answer(generator, messages, draft, cancel)
 
 
 def go_on_to_answer(generator: Generator, messages: Sequence[Message], draft: str, cancel: threading.Event) -> str:
     """The answer the model writes after its own draft and "So the answer is"."""
     begun = f"{draft} {LEAD}".lstrip()
-    pieces: list[str] = []
-    stream = generator.stream(
-        [*messages, {"role": "assistant", "content": begun}], max_tokens=MAX_TOKENS, cancel=cancel
-    )
-    try:
-        for piece in stream:
-            pieces.append(piece)
-            if answer_end(begun + "".join(pieces)) is not None:
-                break
-    finally:
-        stream.close()
-    reply = "".join(pieces)
+    going_on = [*messages, {"role": "assistant", "content": begun}]
+    reply = _reply(generator, going_on, cancel, lambda text: answer_end(begun + text) is not None)
     return "" if stutters(reply) else stated_answer(begun + reply)
 
 
 def ask_outright(generator: Generator, messages: Sequence[Message], draft: str, cancel: threading.Event) -> str:
     """The answer the model states in a follow-up turn; "" when it states none."""
-    pieces: list[str] = []
-    stream = generator.stream(follow_up_messages(messages, draft), max_tokens=MAX_TOKENS, cancel=cancel)
-    try:
-        for piece in stream:
-            pieces.append(piece)
-            if answer_line("".join(pieces))[1]:
-                break
-    finally:
-        stream.close()
-    reply = "".join(pieces)
+    reply = _reply(generator, follow_up_messages(messages, draft), cancel, lambda text: answer_line(text)[1])
     line = answer_line(reply)[0]
     if not line or stutters(reply) or echoes_question(line):  # a loop or our own words state nothing
         return ""
     return extract_answer(line)
+
+
+def _reply(
+    generator: Generator, messages: Sequence[Message], cancel: threading.Event, done: Callable[[str], bool]
+) -> str:
+    """The model's short reply, read until ``done`` says the answer is in it."""
+    pieces: list[str] = []
+    stream = generator.stream(messages, max_tokens=MAX_TOKENS, cancel=cancel)
+    try:
+        for piece in stream:
+            pieces.append(piece)
+            if done("".join(pieces)):
+                break
+    finally:
+        stream.close()
+    return "".join(pieces)
 
 
 def echoes_question(line: str) -> bool:
