@@ -181,6 +181,11 @@ def test_a_sentence_cut_by_the_passage_edges_is_made_whole_from_the_passages_bes
     starts = Passage(2, "Sets the timer's start time to now. It reschedules the timer.", "Timers", "t.md")
     around = {2: (Passage(1, item, "Timers", "t.md"), None)}.__getitem__
     assert choose_evidence("What does refresh do?", [starts], HashEmbedder(), around=around).text == starts.text
+    # Nor does an item cut at a passage's end take the paragraph after it.
+    ends_in_item = Passage(1, "Timers are objects. They are reused.\n* Returns: {Timeout} a", "Timers", "t.md")
+    around = {1: (None, Passage(2, "Returns: {Timeout} a reference\nSets the timer's start time.", "", "t.md"))}
+    quoted = choose_evidence("What does it return?", [ends_in_item], HashEmbedder(), around=around.__getitem__)
+    assert quoted.text.endswith("• Returns: {Timeout} a reference")
     # Cut inside the item's line, it is mended as any sentence is.
     mid = Passage(2, "Timer that fires once a second. It is reused.", "Timers", "t.md")
     around = {2: (Passage(1, "* Returns: a reference to the Timer that fires", "Timers", "t.md"), None)}.__getitem__

@@ -44,6 +44,7 @@ _HEADING = re.compile(r"^[ \t]*#{1,6}\s.*$", re.MULTILINE)
 # quote starts or ends, so does its sentence), a bullet shows as "•".
 _QUOTE_MARKS = re.compile(r"^[ \t]*(?:>[ \t]?)+")
 _BULLET = re.compile(r"^[-*+][ \t]+")
+_DRAWN_BULLET = "• "
 # Passages keep no blank lines, so a list item ran on into the paragraph after it
 # ("* Returns: {string}" then "The `path.dirname()` method returns ..."): an item's line
 # that a capitalised line follows ends its sentence.
@@ -124,7 +125,7 @@ def _words(sentence: str) -> list[str]:
     """A sentence's words, its bullet drawn as "•" and not counted as a word."""
     words = sentence.split()
     if _BULLET.match(sentence.lstrip()) and len(words) > 1:
-        return ["• " + words[1], *words[2:]]
+        return [_DRAWN_BULLET + words[1], *words[2:]]
     return words
 
 
@@ -175,8 +176,10 @@ def _made_whole(text: str, first: str, last: str, passage: Passage, around: Arou
     where the passage's window cut its first or last sentence, and the location that
     covers them."""
     words = passage.text.split()
-    at_start = words[: len(first.split())] == first.split()
-    at_end = words[len(words) - len(last.split()) :] == last.split()
+    # Compared as the passage has them: a bullet there is "*", "-" or "+", not "•".
+    opening, closing = first.removeprefix(_DRAWN_BULLET).split(), last.removeprefix(_DRAWN_BULLET).split()
+    at_start = words[: len(opening)] == opening
+    at_end = words[len(words) - len(closing) :] == closing
     if not (at_start or at_end):
         return text, passage.location
     before, after = around(passage.id)
@@ -213,7 +216,11 @@ def _cut_end(text: str, after: str) -> str:
     if not shared or _ENDED.search(text):
         return ""
     ends = [m.end() for m in _WORD.finditer(after)]
-    piece = _words(_SENTENCE_END.split(_as_drawn(after[ends[shared - 1] :]))[0])
+    # Read from where the cut sentence starts in ``text``, so a list item's line ends it
+    # here as it would anywhere (_as_drawn); the words up to the cut are ``text``'s own.
+    begun = _SENTENCE_END.split(text)[-1]
+    drawn = _SENTENCE_END.split(_as_drawn(begun + after[ends[shared - 1] :]))[0]
+    piece = drawn.split()[len(_as_drawn(begun).split()) :]
     return " ".join(piece) if len(piece) <= MAX_MENDED else " ".join(piece[:MAX_MENDED]) + " …"
 
 
