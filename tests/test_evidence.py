@@ -9,7 +9,14 @@ from pathlib import Path
 from iterretgen_tui.engine.indexing.indexer import open_folder_index, sync_folder
 from iterretgen_tui.engine.loop.events import FinalAnswer, IterationTrace, StopReason
 from iterretgen_tui.engine.loop.evidence import choose_evidence, sentences
-from iterretgen_tui.engine.loop.follow_up import LEAD, QUESTION, ask_for_answer, ask_outright, go_on_to_answer
+from iterretgen_tui.engine.loop.follow_up import (
+    LEAD,
+    QUESTION,
+    ask_for_answer,
+    ask_outright,
+    finished,
+    go_on_to_answer,
+)
 from iterretgen_tui.engine.loop.prompts import build_prompt, demo_messages, stated_answer
 from iterretgen_tui.engine.loop.question_kind import FACTOID, OPEN, question_kind
 from iterretgen_tui.engine.loop.trust import Weakness, weakness
@@ -296,6 +303,23 @@ def test_a_draft_that_states_nothing_when_asked_goes_on_to_its_answer():
     assert generator.prompts[1] == [*messages, {"role": "assistant", "content": f"He was born in a city. {LEAD}"}]
     assert go_on_to_answer(ScriptedGenerator([""]), [], "", threading.Event()) == ""
     assert go_on_to_answer(ScriptedGenerator(["the the the the the the"]), [], "A draft.", threading.Event()) == ""
+
+
+def test_a_draft_cut_inside_a_sentence_goes_on_from_its_last_whole_one():
+    # SmolLM2 on musique: the loop guard cut "... in Shrek 2 is" where it began again, and
+    # going on from there looped once more.
+    messages = [{"role": "user", "content": "Whose spouse?"}]
+    generator = ScriptedGenerator([" Adrian Edmondson."])
+    draft = "She voiced the fairy godmother. The spouse of the actress who played her is"
+    assert go_on_to_answer(generator, messages, draft, threading.Event()) == "Adrian Edmondson"
+    assert generator.prompts[0][-1] == {"role": "assistant", "content": f"She voiced the fairy godmother. {LEAD}"}
+    generator = ScriptedGenerator([" Lana Wood."])
+    go_on_to_answer(generator, messages, "The sibling of the actress is", threading.Event())
+    assert generator.prompts[0][-1] == {"role": "assistant", "content": LEAD}
+    # Finished sentences stay whole, abbreviations and closing quotes included.
+    assert finished("Born in St. Louis. He was") == "Born in St. Louis."
+    assert finished('He said "yes."') == 'He said "yes."'
+    assert finished("Dr. Smith is") == ""
 
 
 def test_a_follow_up_that_puts_the_answer_under_its_label_is_read():

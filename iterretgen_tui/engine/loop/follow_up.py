@@ -19,11 +19,14 @@ from .answers import content_words
 from .generator import Generator, Message
 from .prompts import answer_end, extract_answer, stated_answer
 from .repetition import stutters
+from .sentences import SENTENCE_GAP
 
 QUESTION = "What is the answer, in a few words? Reply with the answer only."
 LEAD = "So the answer is"  # the demos' own last words, for the draft to go on from
 MAX_TOKENS = 24
 _QUESTION_WORDS = content_words(QUESTION)
+_GAP = re.compile(SENTENCE_GAP)
+_FINISHED = re.compile(r"[.!?][\"'\u201d)\]]*$")  # a full stop, then any closing quotes or brackets
 _LEAD = re.compile(r"^\W*(?:so\s+)?(?:the\s+)?(?:final\s+)?answer\b(?:\s+is)?\s*:?\s*", re.IGNORECASE)
 
 
@@ -41,11 +44,22 @@ def ask_for_answer(generator: Generator, messages: Sequence[Message], draft: str
 
 
 def go_on_to_answer(generator: Generator, messages: Sequence[Message], draft: str, cancel: threading.Event) -> str:
-    """The answer the model writes after its own draft and "So the answer is"."""
-    begun = f"{draft} {LEAD}".lstrip()
+    """The answer the model writes after its own draft and "So the answer is". A last
+    sentence the draft left unfinished is left out: the loop guard cuts "... in Shrek 2
+    is" where it began again, and going on from there only loops again (docs/answers.md)."""
+    begun = f"{finished(draft)} {LEAD}".lstrip()
     going_on = [*messages, {"role": "assistant", "content": begun}]
     reply = _reply(generator, going_on, cancel, lambda text: answer_end(begun + text) is not None)
     return "" if stutters(reply) else stated_answer(begun + reply)
+
+
+def finished(draft: str) -> str:
+    """The draft up to the end of its last finished sentence."""
+    text = draft.rstrip()
+    if _FINISHED.search(text):
+        return text
+    gaps = list(_GAP.finditer(text))
+    return text[: gaps[-1].start()] if gaps else ""
 
 
 def ask_outright(generator: Generator, messages: Sequence[Message], draft: str, cancel: threading.Event) -> str:
