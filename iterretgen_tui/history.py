@@ -145,8 +145,10 @@ def sources_markdown(sources: tuple[Passage, ...], stale: dict[str, str] | None 
 
 
 def evidence_markdown(evidence: Evidence) -> str:
-    """The evidence sentence, quoted, with its citation number and file."""
-    return f"**From your documents:** “{_escape(evidence.text)}” **[{evidence.n}]** — `{evidence.citation}`"
+    """The evidence sentence, quoted, with its citation number and file; a list item's
+    line break stays one (a Markdown hard break)."""
+    quote = "\\\n".join(_escape(line) for line in evidence.text.split("\n"))
+    return f"**From your documents:** “{quote}” **[{evidence.n}]** — `{evidence.citation}`"
 
 
 def answer_markdown(final: FinalAnswer, stale: dict[str, str] | None = None) -> str:

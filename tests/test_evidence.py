@@ -135,6 +135,23 @@ def test_the_best_sentence_comes_with_its_closer_neighbour():
     assert evidence.text.endswith("To open the survey data, run: python survey.py --year 2026")
 
 
+def test_a_list_item_keeps_its_own_line_in_the_quote():
+    # The 1.5B over Node.js docs: the item's line ran on into the paragraph after it.
+    text = "* Returns: {Timeout} a reference to `timeout`\nSets the timer's start time to the current time."
+    evidence = choose_evidence("What does refresh do?", [Passage(3, text, "Timers", "t.md")], HashEmbedder())
+    assert (
+        evidence.text
+        == "• Returns: {Timeout} a reference to `timeout`\nSets the timer's start time to the current time."
+    )
+    text = "Commands are short:\n* `cont`, `c`: Continue execution\n* `next`, `n`: Step next"
+    evidence = choose_evidence("How to step next?", [Passage(4, text, "Debugger", "d.md")], HashEmbedder(dim=512))
+    assert evidence.text.endswith("• `cont`, `c`: Continue execution\n• `next`, `n`: Step next")
+    # An item whose sentence ends on a stop goes on as any sentence does.
+    text = "* `label` {string} The display label.\nMaintains an internal counter for `label`."
+    evidence = choose_evidence("What does count do?", [Passage(5, text, "Console", "c.md")], HashEmbedder())
+    assert evidence.text == "• `label` {string} The display label. Maintains an internal counter for `label`."
+
+
 def test_the_evidence_shows_where_a_stated_answer_comes_from():
     question = "When does the adaptive stop end the loop?"
     plain = choose_evidence(question, FOLDER, HashEmbedder(dim=512))
@@ -320,6 +337,21 @@ def test_a_draft_cut_inside_a_sentence_goes_on_from_its_last_whole_one():
     assert finished("Born in St. Louis. He was") == "Born in St. Louis."
     assert finished('He said "yes."') == 'He said "yes."'
     assert finished("Dr. Smith is") == ""
+
+
+def test_a_follow_up_answer_of_one_long_sentence_is_read_to_its_end():
+    # The 1.5B answers "what does X do?" in a sentence; 24 tokens had cut it at "... to call its".
+    sentence = (
+        "The refresh function sets the timer's start time to the current time, and reschedules the timer "
+        "to call its callback at the previously specified duration adjusted to the current time."
+    )
+    assert len(sentence.split()) > 24
+    answer = ask_outright(ScriptedGenerator([sentence + "\nMore."]), [], "A draft.", threading.Event())
+    assert answer == sentence.rstrip(".")
+    # A reply that stutters is not read on to the limit.
+    looping = ScriptedGenerator(["The answer is: " * 30])
+    assert ask_outright(looping, [], "A draft.", threading.Event()) == ""
+    assert looping.tokens_emitted < 24
 
 
 def test_a_follow_up_that_puts_the_answer_under_its_label_is_read():

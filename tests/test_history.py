@@ -117,6 +117,9 @@ def test_evidence_is_saved_shown_under_the_answer_and_exported():
     )
     assert "From your documents" in history.to_markdown(store.get(cid))
     store.close()
+    # A list item's own line is a Markdown hard break, not run into the next sentence.
+    item = Evidence("• Returns: {Timeout} a reference\nSets the *timer*.", 2, 8, "/docs/t.md", "line 4", 0.6)
+    assert "“• Returns: {Timeout} a reference\\\nSets the \\*timer\\*.” **[2]**" in history.evidence_markdown(item)
 
 
 def test_a_turn_saved_before_evidence_still_opens():

@@ -156,10 +156,21 @@ def choose_evidence(
     first, last = min(i, j), max(i, j)
     if own[last].endswith(":") and last + 1 < len(own):
         last += 1  # "To open the data, run:" is not said until what it introduces is
-    text, location = " ".join(own[first : last + 1]), passage.location
+    text, location = _quoted(own[first : last + 1]), passage.location
     if around is not None:
         text, location = _made_whole(text, own[first], own[last], passage, around)
     return Evidence(text, n, passage.id, passage.source, location, float(scores[best]))
+
+
+def _quoted(pieces: Sequence[str]) -> str:
+    """The sentences as one quote, a list item on a line of its own as the page draws
+    it: "• Returns: {Timeout} a reference to `timeout`" ran on into "Sets the timer's
+    start time ..." (an item's sentence that ends on a stop or colon goes on as any does)."""
+    text = pieces[0]
+    for before, piece in zip(pieces, pieces[1:]):
+        item_ends = before.startswith(_DRAWN_BULLET) and not _ENDED.search(before)
+        text += ("\n" if item_ends or piece.startswith(_DRAWN_BULLET) else " ") + piece
+    return text
 
 
 def _under_heading(passage: Passage, sentence: str) -> str:

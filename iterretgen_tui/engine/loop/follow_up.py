@@ -23,7 +23,7 @@ from .sentences import SENTENCE_GAP
 
 QUESTION = "What is the answer, in a few words? Reply with the answer only."
 LEAD = "So the answer is"  # the demos' own last words, for the draft to go on from
-MAX_TOKENS = 24
+MAX_TOKENS = 64  # a reply ends where its answer does; 24 cut the 1.5B's one-sentence answers
 _QUESTION_WORDS = content_words(QUESTION)
 _GAP = re.compile(SENTENCE_GAP)
 _FINISHED = re.compile(r"[.!?][\"'\u201d)\]]*$")  # a full stop, then any closing quotes or brackets
@@ -74,13 +74,15 @@ def ask_outright(generator: Generator, messages: Sequence[Message], draft: str, 
 def _reply(
     generator: Generator, messages: Sequence[Message], cancel: threading.Event, done: Callable[[str], bool]
 ) -> str:
-    """The model's short reply, read until ``done`` says the answer is in it."""
+    """The model's short reply, read until ``done`` says the answer is in it, or until
+    it stutters (a loop states nothing, so nothing more is worth waiting for)."""
     pieces: list[str] = []
     stream = generator.stream(messages, max_tokens=MAX_TOKENS, cancel=cancel)
     try:
         for piece in stream:
             pieces.append(piece)
-            if done("".join(pieces)):
+            text = "".join(pieces)
+            if done(text) or stutters(text):
                 break
     finally:
         stream.close()
