@@ -34,8 +34,7 @@ class Session:
 
     def load_models(self, status: Callable[[str], None] = lambda message: None) -> None:
         from .engine.loop.generator import LlamaGenerator
-        from .engine.loop.prompts import demo_messages
-        from .engine.loop.question_kind import FACTOID, OPEN
+        from .engine.loop.prompts import every_demo_prefix
 
         settings = self.settings
         reader = models.choose_reader(settings.llm, fallback=self.fallback_reader)  # fails before the slow load
@@ -53,7 +52,7 @@ class Session:
                 repeat_penalty=settings.repeat_penalty,
                 presence_penalty=settings.presence_penalty,
                 passage_order=models.passage_order(llm_path),
-                prefixes=[demo_messages(FACTOID), demo_messages(OPEN)],
+                prefixes=every_demo_prefix(),
                 state_dir=paths.cache_dir() / "prompt-states",
             )
         except ValueError as exc:  # llama.cpp refuses a damaged or unsupported file

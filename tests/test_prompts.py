@@ -1,5 +1,13 @@
 from iterretgen_tui.engine.loop.answers import normalize_answer, token_f1
-from iterretgen_tui.engine.loop.prompts import DEMOS, demo_messages, extract_answer, knowledge_line
+from iterretgen_tui.engine.loop.prompts import (
+    CHOICE_DEMOS,
+    DEMOS,
+    build_prompt,
+    demo_messages,
+    every_demo_prefix,
+    extract_answer,
+    knowledge_line,
+)
 
 
 def test_extracts_last_so_the_answer_is():
@@ -50,6 +58,15 @@ def test_demos_follow_the_paper_layout():
     assert knowledge_line("T", "a  b\nc") == "Title: T Context: a b c"
 
 
+def test_demos_answer_from_their_own_knowledge():
+    """A demo whose answer its passages do not hold teaches the reader to answer from
+    memory; yes/no is the one answer a passage need not spell out."""
+    for knowledge, _question, reasoning in DEMOS + CHOICE_DEMOS:
+        answer = extract_answer(reasoning)
+        text = " ".join(context for _title, context in knowledge)
+        assert answer in {"yes", "no"} or answer.removeprefix("the ") in text
+
+
 def test_normalisation_and_f1():
     assert normalize_answer("The  Danube!") == "danube"
     assert token_f1("the Danube river", "Danube") == 2 * (1 / 2 * 1) / (1 / 2 + 1)
@@ -97,3 +114,23 @@ def test_answer_colon_line_is_an_answer_marker():
     assert extract_answer("Answer: Ctrl+Q quits the app. More.") == "Ctrl+Q quits the app"
     assert answer_end("Reasoning.\n\nAnswer:") is None
     assert answer_end("Reasoning.\n\nAnswer: Esc.") is not None
+
+
+def test_a_question_that_chooses_gets_the_demos_that_choose():
+    def demos(question: str, kind: str = "factoid") -> list[dict[str, str]]:
+        return build_prompt(question, [], count_tokens=lambda t: len(t.split()), budget=4000, kind=kind).messages[:-1]
+
+    for choosing in (
+        "Who lived to an older age, Elia Kazan or Moustapha Akkad?",
+        "Are Sutera and Rhodotypos both types of shrub?",
+        "Were the Commodore 16 and Prologica CP-400 from the same country?",
+        "Is Muskegon County Airport or John Wayne Airport further west?",
+        "Does the WASI implementation provide secure sandboxing?",
+    ):
+        assert demos(choosing) == demo_messages(choice=True), choosing
+    for other in ("Which file holds the settings?", "Where is the magazine headquartered that he writes for?"):
+        assert demos(other) == demo_messages(), other
+    assert demos("How does Orchestra tune, A or B?", kind="open") == demo_messages("open")
+    assert len(CHOICE_DEMOS) == 5
+    assert demo_messages(choice=True)[:3] == demo_messages()[:3]  # the instruction and first demo shared
+    assert len({str(prefix) for prefix in every_demo_prefix()}) == 3

@@ -1,6 +1,7 @@
-"""Our 3-shot chain-of-thought demos in the paper's layout (factoid questions), our
-2-shot cited-summary demos (open questions, engine/loop/question_kind.py), prompt
-assembly within the model's window, and answer extraction.
+"""Our 3-shot chain-of-thought demos in the paper's layout (factoid questions; five for
+those that choose), our 2-shot cited-summary demos (open questions,
+engine/loop/question_kind.py), prompt assembly within the model's window, and answer
+extraction.
 
 The messages are laid out so that everything before the final user turn (instruction
 and demos) is identical across calls: llama.cpp then reuses that prefix's evaluation.
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 from ..errors import IterRetGenError
 from ..passages import Passage
-from .question_kind import FACTOID, OPEN
+from .question_kind import FACTOID, OPEN, chooses
 from .sentences import AFTER_FULL_STOP, SENTENCE_GAP
 
 INSTRUCTION = (
@@ -84,6 +85,52 @@ DEMOS: tuple[tuple[tuple[tuple[str, str], ...], str, str], ...] = (
     ),
 )
 
+# For a factoid question that chooses (question_kind.chooses): the comparison demo names
+# what it compares, and two more follow, a comparison of another attribute and a yes/no
+# question answered "no". With the three above, the 1.5B compared birth dates whatever was
+# asked, said yes to every yes/no question whose answer is no, and often answered before
+# it read; reasoning that opens with what the question asks keeps it from that. Other
+# questions keep the three: on them the five measured no better (docs/evaluation.md,
+# "Demos for questions that choose").
+CHOICE_DEMOS: tuple[tuple[tuple[tuple[str, str], ...], str, str], ...] = (
+    DEMOS[0],
+    (DEMOS[1][0], DEMOS[1][1], "The question asks who was born first, so compare their birth dates. " + DEMOS[1][2]),
+    DEMOS[2],
+    (
+        (
+            (
+                "Pierre Curie",
+                "Pierre Curie (15 May 1859 - 19 April 1906) was a French physicist who "
+                "shared the 1903 Nobel Prize in Physics.",
+            ),
+            (
+                "Marie Curie",
+                "Marie Curie (7 November 1867 - 4 July 1934) was a physicist and chemist "
+                "who conducted pioneering research on radioactivity.",
+            ),
+        ),
+        "Who lived longer, Pierre Curie or Marie Curie?",
+        "The question asks who lived longer, so compare their lifespans. Pierre Curie "
+        "lived from 1859 to 1906, 46 years. Marie Curie lived from 1867 to 1934, 66 years. "
+        "66 is more than 46. So the answer is Marie Curie.",
+    ),
+    (
+        (
+            (
+                "Rhine",
+                "The Rhine rises in the Swiss Alps and flows through Germany and the Netherlands into the North Sea.",
+            ),
+            (
+                "Danube",
+                "The Danube flows through ten countries, more than any other river, and empties into the Black Sea.",
+            ),
+        ),
+        "Are the Rhine and the Danube both rivers that flow into the Black Sea?",
+        "The question asks whether both rivers flow into the Black Sea. The Danube "
+        "flows into the Black Sea. The Rhine flows into the North Sea. So the answer is no.",
+    ),
+)
+
 
 OPEN_INSTRUCTION = (
     "You answer questions using the numbered knowledge given with each question. "
@@ -144,14 +191,23 @@ def user_turn(knowledge: Sequence[str], question: str, kind: str = FACTOID) -> s
     return f"Knowledge:\n{lines}\n\nQuestion: {question}\n{ask}"
 
 
-def demo_messages(kind: str = FACTOID) -> list[dict[str, str]]:
-    instruction, demos = (OPEN_INSTRUCTION, OPEN_DEMOS) if kind == OPEN else (INSTRUCTION, DEMOS)
+def demo_messages(kind: str = FACTOID, *, choice: bool = False) -> list[dict[str, str]]:
+    if kind == OPEN:
+        instruction, demos = OPEN_INSTRUCTION, OPEN_DEMOS
+    else:
+        instruction, demos = INSTRUCTION, CHOICE_DEMOS if choice else DEMOS
     messages = [{"role": "system", "content": instruction}]
     for knowledge, question, reasoning in demos:
         lines = [_line(title, text, n, kind) for n, (title, text) in enumerate(knowledge, 1)]
         messages.append({"role": "user", "content": user_turn(lines, question, kind)})
         messages.append({"role": "assistant", "content": reasoning})
     return messages
+
+
+def every_demo_prefix() -> list[list[dict[str, str]]]:
+    """Every instruction-and-demos prefix a prompt can start with, in the order their
+    states are made (the rarest, a question that chooses, last)."""
+    return [demo_messages(FACTOID), demo_messages(OPEN), demo_messages(FACTOID, choice=True)]
 
 
 def _line(title: str, text: str, n: int, kind: str) -> str:
@@ -179,7 +235,7 @@ def build_prompt(
     """Demos, then the passages in rank order while they fit ``budget`` tokens; the last
     one that only partly fits is cut at a word boundary. Demos are dropped (last first)
     before the question's own passages would all be lost."""
-    demos = demo_messages(kind)
+    demos = demo_messages(kind, choice=kind == FACTOID and chooses(question))
     question_turn = user_turn([], question, kind)
     fixed = sum(count_tokens(m["content"]) + per_message for m in demos)
     own = count_tokens(question_turn) + per_message

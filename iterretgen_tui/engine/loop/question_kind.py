@@ -27,5 +27,17 @@ _OPEN_START = re.compile(
 )
 
 
+# A question that chooses: between options it names ("A or B?"), or yes or no ("Are both
+# ...?"). As a factoid it gets demos that compare and answer "no" (prompts.CHOICE_DEMOS).
+_CHOOSES = re.compile(
+    r"^\s*(?:are|is|was|were|do|does|did|can|could|has|have|had|will|would|should)\b|\bor\b",
+    re.IGNORECASE,
+)
+
+
 def question_kind(question: str) -> str:
     return OPEN if _OPEN_START.match(question) else FACTOID
+
+
+def chooses(question: str) -> bool:
+    return _CHOOSES.search(question) is not None
