@@ -235,7 +235,7 @@ def build_prompt(
     """Demos, then the passages in rank order while they fit ``budget`` tokens; the last
     one that only partly fits is cut at a word boundary. Demos are dropped (last first)
     before the question's own passages would all be lost."""
-    demos = demo_messages(kind, choice=kind == FACTOID and chooses(question))
+    demos = demo_messages(kind, choice=chooses(question))  # an open question keeps its own demos
     question_turn = user_turn([], question, kind)
     fixed = sum(count_tokens(m["content"]) + per_message for m in demos)
     own = count_tokens(question_turn) + per_message
