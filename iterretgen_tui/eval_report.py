@@ -31,12 +31,12 @@ def _signed(difference: dict) -> str:
 
 def format_table(summary: dict, *, draft_source: str = "model") -> str:
     lines = [f"{summary['dataset']}  n={summary['n']}"]
-    if summary["iterations"]:
+    adaptive = summary["adaptive"]
+    if summary["iterations"] or adaptive:  # adaptive alone: eval --adaptive-only
         lines[0] += f"  draft source: {draft_source}"
         lines.append("T".ljust(10) + "".join(h.rjust(9) for _, h in COLUMNS))
         for row in summary["iterations"]:
             lines.append(str(row["t"]).ljust(10) + "".join(_cell(row[k]).rjust(9) for k, _ in COLUMNS))
-        adaptive = summary["adaptive"]
         if adaptive:
             label = f"adapt {adaptive['iterations']:.2f}"
             lines.append(label.ljust(10) + "".join(_cell(adaptive[k]).rjust(9) for k, _ in COLUMNS))

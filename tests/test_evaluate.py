@@ -353,6 +353,28 @@ def test_eval_command_writes_results_records_and_plot(tmp_path, fake_models, cap
     assert "  hybrid vs dense: recall@5 +0.000" in table
 
 
+def test_eval_adaptive_only_stops_where_the_app_stops(tmp_path, fake_models, capsys):
+    root = write_dataset(tmp_path / "toy")
+    full, stopping = ScriptedGenerator(reader), ScriptedGenerator(reader)
+    fake_models.extend([full, stopping])
+    assert main([*toy_eval_args(root, tmp_path / "full.json"), "--no-replay"]) == 0
+    out = tmp_path / "adaptive.json"
+    assert main([*toy_eval_args(root, out), "--no-replay", "--adaptive-only"]) == 0
+    summary, derived = json.loads(out.read_text()), json.loads((tmp_path / "full.json").read_text())
+    assert summary["iterations"] == [] and summary["differences"] == {}
+    assert {k: v for k, v in summary["adaptive"].items() if k != "seconds"} == {
+        k: v for k, v in derived["adaptive"].items() if k != "seconds"
+    }
+    # q3's second search finds what it read: the app stops before drafting it again.
+    assert (len(full.prompts), len(stopping.prompts)) == (6, 5)
+    records = [json.loads(line) for line in out.with_suffix(".jsonl").read_text().splitlines()]
+    assert records[0]["config"]["stops"] == "adaptive"
+    assert [len(r["iterations"]) for r in records[1:]] == [2, 2, 1]
+    assert "adapt 1.67" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # argparse: the two cannot go together
+        main([*toy_eval_args(root, out), "--adaptive-only", "--no-adaptive"])
+
+
 def test_eval_resumes_after_interruption(tmp_path, fake_models, capsys):
     root = write_dataset(tmp_path / "toy")
     out = tmp_path / "toy.json"

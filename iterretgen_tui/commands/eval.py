@@ -43,7 +43,14 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
         default="model",
         help="gold: form the next query from the gold answer (retrieval ceiling)",
     )
-    parser.add_argument("--no-adaptive", action="store_true", help="do not report the adaptive-stop run")
+    stops = parser.add_mutually_exclusive_group()
+    stops.add_argument("--no-adaptive", action="store_true", help="do not report the adaptive-stop run")
+    stops.add_argument(
+        "--adaptive-only",
+        action="store_true",
+        help="run each question only as far as the app's adaptive stop, up to the largest of --iterations, "
+        "and score that run alone (about half the generations)",
+    )
     add_loop_flags(parser)
     parser.add_argument(
         "--no-replay",
@@ -122,11 +129,21 @@ def open_dataset_index(dataset, embedder, say):
     return index
 
 
-def run_config(dataset, settings, options, *, draft_source: str = "model", judge_llm: str | None = None) -> dict:
+def run_config(
+    dataset,
+    settings,
+    options,
+    *,
+    draft_source: str = "model",
+    judge_llm: str | None = None,
+    adaptive_only: bool = False,
+) -> dict:
     """What a records file is keyed by: records made with other settings never mix. The
-    loop runs without its adaptive stop (it is replayed), so that option keys nothing."""
+    loop runs without its adaptive stop (it is replayed), so that option keys nothing,
+    unless the run stops there (--adaptive-only): its records lack later iterations."""
     loop = asdict(options)
     del loop["adaptive"]
+    stops = {"stops": "adaptive"} if adaptive_only else {}  # older records' settings stay as they were
     return {
         "dataset": dataset.name,
         "directory": str(dataset.directory),
@@ -144,6 +161,7 @@ def run_config(dataset, settings, options, *, draft_source: str = "model", judge
         "presence_penalty": settings.presence_penalty,
         # Recall at t >= 2 was once of the search alone; now of what the reader read.
         "recall_of": "prompt",
+        **stops,
     }
 
 
@@ -182,6 +200,7 @@ def execute(args: argparse.Namespace) -> int:
         options,
         draft_source=args.draft_source,
         judge_llm=(args.judge_llm or settings.llm) if args.judge else None,
+        adaptive_only=args.adaptive_only,
     )
     out, records_path, plot_path = output_paths(args.out, config)
 
@@ -222,16 +241,18 @@ def execute(args: argparse.Namespace) -> int:
                     options=options,
                     gold_draft=args.draft_source == "gold",
                     judge_with=judge_with,
+                    stop_adaptively=args.adaptive_only,
                 )
             )
             progress.step()
         records = [log.records[q.id] for q in questions]
-        summary["iterations"] = evaluate.summarize(records, args.iterations, judged=args.judge)
+        if not args.adaptive_only:  # its records stop early: there is no fixed T to score
+            summary["iterations"] = evaluate.summarize(records, args.iterations, judged=args.judge)
+            summary["differences"] = evaluate.differences(
+                records, args.iterations, judged=args.judge, adaptive=not args.no_adaptive
+            )
         if not args.no_adaptive:
             summary["adaptive"] = evaluate.summarize_adaptive(records, judged=args.judge)
-        summary["differences"] = evaluate.differences(
-            records, args.iterations, judged=args.judge, adaptive=not args.no_adaptive
-        )
         # Summed over the records, so a resumed run counts its earlier parts too.
         seconds += sum(r["seconds"] for r in records)
     summary["seconds"] = round(seconds, 3)

@@ -3,7 +3,9 @@ the output of every iteration t, and average the per-question records.
 
 With greedy decoding the T=2 answer is the second iteration of a T=3 run, so one fixed
 run (adaptive stop off) to the largest T scores every t. The adaptive run is derived
-from that trace with the loop's own stop rules instead of running a second time.
+from that trace with the loop's own stop rules instead of running a second time; or,
+where only it is wanted, each question runs as the app runs it and stops where it stops
+(about half the generations on the QA sets).
 """
 
 from __future__ import annotations
@@ -77,11 +79,14 @@ def evaluate_question(
     options: LoopOptions,
     gold_draft: bool = False,
     judge_with: Generator | None = None,
+    stop_adaptively: bool = False,
 ) -> dict:
     """One question's record, JSON-ready: every iteration's query, retrieved document ids,
     draft, answer, judge verdict and scores, and where the adaptive stop would be. The
-    loop runs to ``options.iterations`` without stopping; the adaptive stop is replayed.
-    ``gold_draft`` forms each next query from the gold answer (the retrieval ceiling)."""
+    loop runs to ``options.iterations`` without stopping and the adaptive stop is
+    replayed; with ``stop_adaptively`` it stops there, and the record holds only the
+    iterations run. ``gold_draft`` forms each next query from the gold answer (the
+    retrieval ceiling)."""
     started = time.perf_counter()
     replayed = getattr(generator, "replayed", None)  # a CachedGenerator's record
     if replayed is not None:
@@ -93,7 +98,7 @@ def evaluate_question(
         question.text,
         retriever=retriever,
         generator=generator,
-        options=replace(options, adaptive=False),
+        options=replace(options, adaptive=stop_adaptively),
         next_query=(lambda text, _previous: form_query(text, gold)) if gold_draft else paper_query,
     ):
         if isinstance(event, PassagesRetrieved):
@@ -110,7 +115,10 @@ def evaluate_question(
         # two calls (the draft, then the follow-up asking for its answer).
         original = _replayed_seconds(replayed, calls_before, i)
         steps.append(step_record(question, trace, original, verdicts.get(trace.answer)))
-    stop_t, reason = adaptive_stop(repeats, final.iterations)
+    if stop_adaptively:
+        stop_t, reason = len(final.iterations), final.stop_reason
+    else:
+        stop_t, reason = adaptive_stop(repeats, final.iterations)
     return {
         "id": question.id,
         "question": question.text,

@@ -1,11 +1,13 @@
 """What one iteration's streamed draft amounts to (issue 17): the draft without its
-repetition, the answer it states (asked for when it states none), and the evidence
-sentence from the passages it was written from. The loop records these in its trace."""
+repetition, the answer it states (asked for when it states none; the option it stands
+for where the question names two), and the evidence sentence from the passages it was
+written from. The loop records these in its trace."""
 
 from __future__ import annotations
 
 import threading
 
+from .choices import option_answered
 from .events import IterationTrace
 from .evidence import Around, SentenceEmbedder, choose_evidence
 from .follow_up import ask_for_answer
@@ -31,6 +33,8 @@ def draft_outcome(
     asked = not answer and kind == FACTOID and not cancel.is_set()
     if asked:
         answer = ask_for_answer(generator, prompt.messages, draft, cancel)
+    if kind == FACTOID:
+        answer = option_answered(question, draft, answer)
     return {
         "draft": draft,
         # Without a stated answer the draft's last sentence is scored, as before.
