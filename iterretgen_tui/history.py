@@ -167,6 +167,10 @@ def answer_markdown(final: FinalAnswer, stale: dict[str, str] | None = None) -> 
         parts.append(f"**{label}:** {_escape(final.answer)}")
     if final.kind != OPEN and final.draft.strip() and final.draft.strip() != final.answer:
         parts.append(close_fences(final.draft.strip()))
+        if final.iterations and final.iterations[-1].asked_rest:
+            parts.append(
+                f"_The draft answered part of the question; asked next: {_escape(final.iterations[-1].asked_rest)}_"
+            )
     if weak is None and final.evidence:
         parts.append(evidence_markdown(final.evidence))
     if final.sources:

@@ -422,3 +422,21 @@ async def test_no_answer_found_is_said_plainly_and_the_evidence_leads(tmp_path):
         assert source.startswith("⚠ No answer found: the model did not state one.")
         assert source.index("**From your documents:**") < source.index("Gustave Eiffel was an engineer")
         assert "**Answer:**" not in source
+
+
+@pilot_test
+async def test_an_answer_to_the_rest_of_the_question_says_what_was_asked(tmp_path):
+    # The draft answers the bridge; the rest of the question, asked afresh, answers it.
+    drafts = [
+        "The builder of the Eiffel Tower was Gustave Eiffel. So the answer is Gustave Eiffel.",
+        "Gustave Eiffel was born in Dijon. So the answer is Dijon.",
+    ]
+    app, _ = make_app(tmp_path, replace(SCRIPTED, iterations=1), generator=HeldGenerator(drafts))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        await ask_and_wait(pilot)
+        source = answers(app)[-1].source
+        assert "**Answer:** Dijon" in source
+        assert "asked next: Where was Gustave Eiffel born?" in source
+        note = str(app.query_one("#iteration-1", IterationPane).query_one(".note", Static).render())
+        assert "Answer: Dijon (asked next: Where was Gustave Eiffel born?)" in note

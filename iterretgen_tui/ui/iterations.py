@@ -136,6 +136,8 @@ class IterationPane(Vertical):
         trimmed = " (passages trimmed to fit the model)" if trace.trimmed else ""
         looped = " · the draft repeated itself and was cut there" if trace.looped else ""
         asked = " (asked for: the draft stated none)" if trace.asked and trace.stated else ""
+        if trace.asked_rest:
+            asked = f" (asked next: {trace.asked_rest})"
         answer = trace.answer if trace.stated and trace.answer else "(none stated)"
         self.note(f"Answer: {answer}{asked}{looped}{trimmed}")
 

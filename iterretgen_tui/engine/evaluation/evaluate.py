@@ -146,6 +146,7 @@ def step_record(question: Question, trace: IterationTrace, original: float | Non
         "looped": trace.looped,
         "stated": trace.stated,
         "asked": trace.asked,
+        "asked_rest": trace.asked_rest,
         "evidence": trace.evidence.text if trace.evidence else "",
         "scores": {
             "em": metrics.exact_match(trace.answer, question.answers),

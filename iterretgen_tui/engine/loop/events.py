@@ -87,6 +87,9 @@ class IterationTrace:
     looped: bool = False  # the draft repeated itself and was cut where the repetition began
     stated: bool = True  # an answer was stated, in the draft or when asked (follow_up.py)
     asked: bool = False  # the draft stated none, so the model was asked for it
+    # The rest of a two-hop question whose draft answered its inner part, asked afresh:
+    # its answer is ``answer`` (bridges.py).
+    asked_rest: str = ""
     evidence: Evidence | None = None  # the passages' sentence closest to the question
 
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 from ..passages import Passage
 from . import provenance
+from .bridges import Redraft
+from .drafting import stream_draft
 from .events import (
     ContextTrimmed,
     DraftDone,
@@ -34,9 +36,9 @@ from .events import (
 from .generator import Generator
 from .options import LoopOptions
 from .outcome import draft_outcome
-from .prompts import Prompt, answer_end, build_prompt
+from .prompts import Prompt, build_prompt, stated_answer
 from .queries import QUESTION, PassageRetriever, QueryFormer, paper_query, search_again, searches
-from .question_kind import question_kind
+from .question_kind import FACTOID, question_kind
 from .repetition import LoopGuard
 from .stopping import answers_converge
 
@@ -143,25 +145,25 @@ def generate(
     prompt = order_passages(question, kind, retrieved.passages, previous, generator, options)
     if prompt.dropped or prompt.truncated:
         yield ContextTrimmed(t, len(prompt.passages), prompt.dropped, prompt.truncated)
-    stream = generator.stream(prompt.messages, max_tokens=options.max_tokens, cancel=cancel)
     guard = LoopGuard()  # holds the draft; a draft that repeats itself stops at once
-    try:
-        for piece in stream:
-            yield Token(t, piece)
-            if guard.feed(piece):
-                break  # looping: nothing more of use will come
-            end = answer_end(guard.text, kind)
-            if end is not None:  # the answer is stated: whatever follows would be discarded
-                guard.text = guard.text[:end]
-                break
-    finally:
-        stream.close()  # stops decoding at once
+    for piece in stream_draft(generator, prompt.messages, kind, options.max_tokens, guard, cancel):
+        yield Token(t, piece)
     if cancel.is_set():
         return None
     # The draft before any loop, its stated answer (asked for if missing), the evidence.
     # A folder's index knows each passage's neighbours in its file (cut sentences are mended).
     around = getattr(getattr(retriever, "index", None), "around", None)
-    outcome = draft_outcome(question, kind, guard, prompt, generator, retriever.embedder, cancel, around)
+    outcome = draft_outcome(
+        question,
+        kind,
+        guard,
+        prompt,
+        generator,
+        retriever.embedder,
+        cancel,
+        around,
+        redrafter(prompt, generator, options, cancel),
+    )
     if cancel.is_set():
         return None
     return IterationTrace(
@@ -175,6 +177,21 @@ def generate(
         found_by=tuple(retrieved.found_by.get(p.id, ()) for p in prompt.passages),  # (): carried forward
         **outcome,
     )
+
+
+def redrafter(prompt: Prompt, generator: Generator, options: LoopOptions, cancel: threading.Event) -> Redraft:
+    """The answer a fresh draft states to another question over the same passages; its
+    prompt shares everything before the question with this one, which llama.cpp reuses."""
+
+    def redraft(question: str) -> str:
+        budget = generator.n_ctx - options.max_tokens
+        again = build_prompt(question, prompt.passages, count_tokens=generator.count_tokens, budget=budget)
+        guard = LoopGuard()
+        for _ in stream_draft(generator, again.messages, FACTOID, options.max_tokens, guard, cancel):
+            pass
+        return stated_answer(guard.kept.strip())
+
+    return redraft
 
 
 def order_passages(

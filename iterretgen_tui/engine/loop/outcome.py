@@ -1,12 +1,14 @@
 """What one iteration's streamed draft amounts to (issue 17): the draft without its
 repetition, the answer it states (asked for when it states none; the option it stands
-for where the question names two), and the evidence sentence from the passages it was
+for where the question names two; the rest of a two-hop question asked where the draft
+answered its inner part), and the evidence sentence from the passages it was
 written from. The loop records these in its trace."""
 
 from __future__ import annotations
 
 import threading
 
+from .bridges import Redraft, answer_the_rest
 from .choices import option_answered
 from .events import IterationTrace
 from .evidence import Around, SentenceEmbedder, choose_evidence
@@ -26,15 +28,19 @@ def draft_outcome(
     embedder: SentenceEmbedder | None,
     cancel: threading.Event,
     around: Around | None = None,
+    redraft: Redraft | None = None,
 ) -> dict:
-    """IterationTrace's draft, answer, looped, stated, asked and evidence fields."""
+    """IterationTrace's draft, answer, looped, stated, asked, asked_rest and evidence fields."""
     draft = guard.kept.strip()
     answer = stated_answer(draft, kind)
     asked = not answer and kind == FACTOID and not cancel.is_set()
     if asked:
         answer = ask_for_answer(generator, prompt.messages, draft, cancel)
+    rest = ""
     if kind == FACTOID:
         answer = option_answered(question, draft, answer)
+        if redraft is not None and not cancel.is_set():
+            answer, rest = answer_the_rest(question, draft, answer, redraft)
     return {
         "draft": draft,
         # Without a stated answer the draft's last sentence is scored, as before.
@@ -42,6 +48,7 @@ def draft_outcome(
         "looped": guard.looped,
         "stated": bool(answer),
         "asked": asked,
+        "asked_rest": rest,
         "evidence": (
             choose_evidence(question, prompt.passages, embedder, answer, around) if embedder is not None else None
         ),

@@ -1,0 +1,35 @@
+"""A draft streamed from the model: stopped as soon as it states its answer (small models
+otherwise ramble to the token limit) or repeats itself (the loop guard)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+
+from .generator import Generator, Message
+from .prompts import answer_end
+from .repetition import LoopGuard
+
+
+def stream_draft(
+    generator: Generator,
+    messages: Sequence[Message],
+    kind: str,
+    max_tokens: int,
+    guard: LoopGuard,
+    cancel: threading.Event,
+) -> Iterator[str]:
+    """The draft's pieces as they come; ``guard`` holds the draft, cut where it began to
+    repeat itself or where its stated answer's sentence ends."""
+    stream = generator.stream(messages, max_tokens=max_tokens, cancel=cancel)
+    try:
+        for piece in stream:
+            yield piece
+            if guard.feed(piece):
+                break  # looping: nothing more of use will come
+            end = answer_end(guard.text, kind)
+            if end is not None:  # the answer is stated: whatever follows would be discarded
+                guard.text = guard.text[:end]
+                break
+    finally:
+        stream.close()  # stops decoding at once
