@@ -161,8 +161,8 @@ def generate(
         generator,
         retriever.embedder,
         cancel,
-        around,
         redrafter(prompt, generator, options, cancel),
+        around,
     )
     if cancel.is_set():
         return None

@@ -27,8 +27,8 @@ def draft_outcome(
     generator: Generator,
     embedder: SentenceEmbedder | None,
     cancel: threading.Event,
+    redraft: Redraft,
     around: Around | None = None,
-    redraft: Redraft | None = None,
 ) -> dict:
     """IterationTrace's draft, answer, looped, stated, asked, asked_rest and evidence fields."""
     draft = guard.kept.strip()
@@ -39,7 +39,7 @@ def draft_outcome(
     rest = ""
     if kind == FACTOID:
         answer = option_answered(question, draft, answer)
-        if redraft is not None and not cancel.is_set():
+        if not cancel.is_set():
             answer, rest = answer_the_rest(question, draft, answer, redraft)
     return {
         "draft": draft,
