@@ -76,21 +76,22 @@ def _inner_span(question: str, phrase: str) -> tuple[int, int] | None:
     drop a word of the question's phrase ("the director of The White Countess" for "the
     director of film The White Countess"): its two content words or more are found in
     order, with at most ``_SKIPPED`` of the question's between them."""
-    wanted = _content(phrase)
+    wanted = [n for *_, n in _words(phrase) if _is_content(n)]
     if len(wanted) < 2:
         return None
-    words = [(m.start(), m.end(), m.group().lower()) for m in _WORD.finditer(question)]
-    content = [k for k, (*_, w) in enumerate(words) if normalize_answer(w) not in STOPWORDS | {""}]
-    normal = [normalize_answer(words[k][2]) for k in content]
+    words = _words(question)
+    content = [k for k, (*_, n) in enumerate(words) if _is_content(n)]
+    normal = [words[k][3] for k in content]
     for at in range(len(content)):
         ends = _in_order(normal, at, wanted)
         if ends is None:
             continue
         first, last = content[at], content[ends]
-        after = [w for *_, w in words[last + 1 :]]
+        after = [w for _, _, w, _ in words[last + 1 :]]
         # A phrase that opens the question is what it asks about, unless a question word
         # asks something of it that the words after it say ("... born?").
-        if at == 0 and not (words[0][2] in _ASKS_OF and set(map(normalize_answer, after)) - STOPWORDS - {""}):
+        says = any(_is_content(n) for *_, n in words[last + 1 :])
+        if at == 0 and not (words[0][2] in _ASKS_OF and says):
             return None
         if after[:1] and after[0] in _CLAUSE:
             return None
@@ -120,5 +121,10 @@ def _in_order(normal: list[str], at: int, wanted: list[str]) -> int | None:
     return k
 
 
-def _content(phrase: str) -> list[str]:
-    return [w for w in (normalize_answer(m.group()) for m in _WORD.finditer(phrase)) if w and w not in STOPWORDS]
+def _words(text: str) -> list[tuple[int, int, str, str]]:
+    """Each word's start, end, lower case and normalised form (metrics.py's, "" for an article)."""
+    return [(m.start(), m.end(), m.group().lower(), normalize_answer(m.group())) for m in _WORD.finditer(text)]
+
+
+def _is_content(normal: str) -> bool:
+    return bool(normal) and normal not in STOPWORDS

@@ -184,8 +184,7 @@ def redrafter(prompt: Prompt, generator: Generator, options: LoopOptions, cancel
     prompt shares everything before the question with this one, which llama.cpp reuses."""
 
     def redraft(question: str) -> str:
-        budget = generator.n_ctx - options.max_tokens
-        again = build_prompt(question, prompt.passages, count_tokens=generator.count_tokens, budget=budget)
+        again = fitted_prompt(question, FACTOID, prompt.passages, generator, options)
         guard = LoopGuard()
         for _ in stream_draft(generator, again.messages, FACTOID, options.max_tokens, guard, cancel):
             pass
@@ -210,8 +209,7 @@ def order_passages(
     order measured best for this reader (docs/evaluation.md)."""
 
     def build(passages: Sequence[Passage]) -> Prompt:
-        budget = generator.n_ctx - options.max_tokens
-        return build_prompt(question, passages, count_tokens=generator.count_tokens, budget=budget, kind=kind)
+        return fitted_prompt(question, kind, passages, generator, options)
 
     if not (options.keep_passages and previous):
         return build(found)
@@ -221,6 +219,14 @@ def order_passages(
         if not (prompt.dropped or prompt.truncated):
             return prompt
     return build(carry_forward(found, previous.passages))
+
+
+def fitted_prompt(
+    question: str, kind: str, passages: Sequence[Passage], generator: Generator, options: LoopOptions
+) -> Prompt:
+    """The prompt of ``passages`` that leaves the model room for a whole draft."""
+    budget = generator.n_ctx - options.max_tokens
+    return build_prompt(question, passages, count_tokens=generator.count_tokens, budget=budget, kind=kind)
 
 
 def carry_forward(first: Sequence[Passage], then: Sequence[Passage]) -> tuple[Passage, ...]:
