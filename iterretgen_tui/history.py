@@ -145,10 +145,13 @@ def sources_markdown(sources: tuple[Passage, ...], stale: dict[str, str] | None 
 
 
 def evidence_markdown(evidence: Evidence) -> str:
-    """The evidence sentence, quoted, with its citation number and file; a list item's
-    line break stays one (a Markdown hard break)."""
-    quote = "\\\n".join(_escape(line) for line in evidence.text.split("\n"))
-    return f"**From your documents:** “{quote}” **[{evidence.n}]** — `{evidence.citation}`"
+    """The evidence's quotes, each with its citation number and file, a line each; a
+    list item's line break stays one (a Markdown hard break)."""
+    quotes = [
+        "“" + "\\\n".join(_escape(line) for line in quote.text.split("\n")) + f"” **[{quote.n}]** — `{quote.citation}`"
+        for quote in evidence.quotes
+    ]
+    return "**From your documents:** " + "\\\n".join(quotes)
 
 
 def answer_markdown(final: FinalAnswer, stale: dict[str, str] | None = None) -> str:

@@ -4,8 +4,9 @@
 Runs the real loop (the app's default settings; any --llm) over the questions of
 tests/data/realdocs-questions.jsonl against tests/data/realdocs/ (Node.js API docs, see
 tests/data/realdocs-LICENSE.txt) and reports, over the questions:
-- key_fact: the answer or the evidence sentence states the question's key fact
-  (key_fact_answer, key_fact_evidence: each on its own);
+- key_fact: the answer or the evidence states the question's key fact
+  (key_fact_answer, key_fact_evidence: each on its own; key_fact_first_quote: the
+  evidence's first quote alone, without the sentence quoted beside it);
 - looping_drafts: the model's last draft repeated itself (the loop guard cut it, where
   there is one); looping_answers: the text the user reads repeats itself;
 - stated: the last iteration stated an answer;
@@ -62,15 +63,19 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
     stated = getattr(last, "stated", None)
     if stated is None:  # before issue 17: the draft's own "So the answer is X."
         stated = bool(last and _ANSWER_MARKER.search(last.draft))
+    # What the user reads under the answer: one quote, and since session 27 a second.
+    quoted = list(getattr(evidence, "texts", [evidence.text])) if evidence else []
     first_file = evidence.source if evidence else (final.sources[0].source if final.sources else "")
     return {
         "id": item["id"],
         "kind": item["kind"],
         "asked_as": getattr(final, "kind", "factoid"),
         "answer": final.answer,
-        "evidence": evidence.text if evidence else "",
+        "evidence": quoted[0] if quoted else "",
+        "evidence_also": quoted[1] if len(quoted) > 1 else "",
         "key_fact_answer": states(final.answer, item["key"]),
-        "key_fact_evidence": bool(evidence) and states(evidence.text, item["key"]),
+        "key_fact_evidence": any(states(text, item["key"]) for text in quoted),
+        "key_fact_first_quote": bool(quoted) and states(quoted[0], item["key"]),
         "looping_draft": bool(getattr(last, "looped", False) or loop_start(final.draft) is not None),
         "looping_answer": loop_start(shown) is not None,
         "stated": stated,
@@ -94,6 +99,7 @@ def summary(rows: list[dict]) -> dict:
         "key_fact": round(fmean(float(r["key_fact_answer"] or r["key_fact_evidence"]) for r in rows), 3),
         "key_fact_answer": share("key_fact_answer"),
         "key_fact_evidence": share("key_fact_evidence"),
+        "key_fact_first_quote": share("key_fact_first_quote"),
         "key_fact_by_kind": {
             k: round(fmean(float(r["key_fact_answer"] or r["key_fact_evidence"]) for r in v), 3)
             for k, v in by_kind.items()

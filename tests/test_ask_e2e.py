@@ -81,6 +81,11 @@ def test_ask_json_two_iterations_with_real_models(notes: Path):
     assert evidence["passage_id"] == cited["passage_id"] and evidence["source"] == cited["source"]
     assert evidence["location"] == cited["location"]
     assert " ".join(evidence["text"].split()) in " ".join(cited["text"].split())  # wrapped lines joined
+    # Beside it, the sentence closest to the draft with the question, cited the same way.
+    also = evidence["also"]
+    assert also is not None and also["text"] not in evidence["text"]
+    assert answer["sources"][also["n"] - 1]["passage_id"] == also["passage_id"]
+    assert " ".join(also["text"].split()) in " ".join(answer["sources"][also["n"] - 1]["text"].split())
     assert answer["weakness"] in (None, "looped", "no_answer", "unsupported")
     assert answer["kind"] == "factoid"
 

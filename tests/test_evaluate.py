@@ -9,7 +9,7 @@ import pytest
 
 from iterretgen_tui.cli import main
 from iterretgen_tui.engine.evaluation import evaluate
-from iterretgen_tui.engine.evaluation.datasets import DatasetError, load_dataset
+from iterretgen_tui.engine.evaluation.datasets import DatasetError, Question, load_dataset
 from iterretgen_tui.engine.loop import iterretgen
 from iterretgen_tui.engine.loop.events import FinalAnswer, IterationTrace, StopReason
 from iterretgen_tui.engine.passages import Passage
@@ -117,6 +117,20 @@ def test_load_dataset_errors_name_the_file(tmp_path):
     (root / "queries.jsonl").write_text('{"_id": "q1", "text": "ok"}\n{broken\n')
     with pytest.raises(DatasetError, match="queries.jsonl line 2"):
         load_dataset(root)
+
+
+def test_evidence_recall_reads_both_quotes():
+    from iterretgen_tui.engine.loop.evidence import Evidence, Quote
+
+    question = Question("q9", "Which river?", ("Blue River",), {})
+    evidence = Evidence("Sylvania is a town.", 1, 1, "d1", also=Quote("It lies on the Blue River.", 2, 2, "d2"))
+    trace = IterationTrace(1, "Which river?", (), "Sylvania.", "Sylvania", 1.0, evidence=evidence)
+    step = evaluate.step_record(question, trace, None, None)
+    assert (step["evidence"], step["evidence_also"]) == ("Sylvania is a town.", "It lies on the Blue River.")
+    assert step["scores"]["evidence_recall"] == 1.0
+    trace = IterationTrace(1, "q", (), "", "", 1.0, evidence=Evidence("Sylvania is a town.", 1, 1, "d1"))
+    alone = evaluate.step_record(question, trace, None, None)
+    assert alone["evidence_also"] == "" and alone["scores"]["evidence_recall"] == 0.0
 
 
 def test_evaluate_question_scores_every_iteration(tmp_path):

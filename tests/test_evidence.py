@@ -168,6 +168,49 @@ def test_the_evidence_shows_where_a_stated_answer_comes_from():
     )
 
 
+TWO_HOPS = [  # musique's "What is the seat of the county where Van Hook Township is located?"
+    Passage(1, "Van Hook Township is a township in Mountrail County. Its population was 42.", "Van Hook", "v.md"),
+    Passage(
+        2, "Stanley is home to the courthouse of Mountrail County. Its streets are wide.", "Stanley", "s.md", "line 3"
+    ),
+    Passage(3, "Bananas are yellow. They grow in bunches on large plants.", "Fruit", "f.md"),
+]
+
+
+def test_the_draft_adds_the_sentence_its_next_search_would_find():
+    # The draft stated the bridge; the sentence closest to it with the question is the second hop.
+    question = "What is the seat of the county where Van Hook Township is located?"
+    draft = "Van Hook Township is located in Mountrail County. So the answer is Mountrail County."
+    evidence = choose_evidence(question, TWO_HOPS, HashEmbedder(dim=512), "Mountrail County", draft=draft)
+    assert evidence.n == 1 and evidence.text.startswith("Van Hook Township is a township in Mountrail County.")
+    assert evidence.also is not None
+    assert (evidence.also.text, evidence.also.n, evidence.also.passage_id) == (
+        "Stanley is home to the courthouse of Mountrail County.",
+        2,
+        2,
+    )
+    assert evidence.also.citation == "s.md (line 3)"
+    assert evidence.texts == [evidence.text, evidence.also.text]
+    # Without a draft of content words there is nothing to search with: one quote.
+    assert choose_evidence(question, TWO_HOPS, HashEmbedder(dim=512), "Mountrail County").also is None
+    assert choose_evidence(question, TWO_HOPS, HashEmbedder(dim=512), draft="It is.").also is None
+    # A sentence the quote already holds is not quoted again, even from a copy of its passage.
+    copy = Passage(4, TWO_HOPS[0].text, "Van Hook", "copy/v.md")
+    alone = [TWO_HOPS[0], copy]
+    evidence = choose_evidence(question, alone, HashEmbedder(dim=512), "Mountrail County", draft=draft)
+    assert evidence.also is None
+    # A sentence that ends in a colon comes with what it introduces, as the first quote's does.
+    notes = [
+        Passage(1, "The app keeps notes in one folder. It reads them at start.", "Notes", "n.md"),
+        Passage(2, "Indexing has costs:\n* a slow first start\nPears are green and sweet.", "Costs", "c.md"),
+    ]
+    draft = "Notes sit in one folder; indexing has costs."
+    evidence = choose_evidence(
+        "Where does the app keep notes?", notes, HashEmbedder(dim=512), "one folder", draft=draft
+    )
+    assert evidence.also.text == "Indexing has costs:\n• a slow first start"
+
+
 def test_a_sentence_cut_by_the_passage_edges_is_made_whole_from_the_passages_beside_it():
     # The chunker's windows start and end mid-sentence, and the next one repeats a few words.
     before = "Bananas are yellow. To quit the app press"

@@ -101,7 +101,7 @@ def test_a_draft_cut_inside_a_code_block_does_not_swallow_the_sources():
 def test_evidence_is_saved_shown_under_the_answer_and_exported():
     from dataclasses import replace
 
-    from iterretgen_tui.engine.loop.evidence import Evidence
+    from iterretgen_tui.engine.loop.evidence import Evidence, Quote
 
     evidence = Evidence("Gustave Eiffel was born in Dijon.", 1, 7, "/docs/g.pdf", "p. 2", 0.7)
     answered = replace(
@@ -120,6 +120,17 @@ def test_evidence_is_saved_shown_under_the_answer_and_exported():
     # A list item's own line is a Markdown hard break, not run into the next sentence.
     item = Evidence("• Returns: {Timeout} a reference\nSets the *timer*.", 2, 8, "/docs/t.md", "line 4", 0.6)
     assert "“• Returns: {Timeout} a reference\\\nSets the \\*timer\\*.” **[2]**" in history.evidence_markdown(item)
+    # The sentence quoted beside it has a line, a number and a file of its own, and is saved.
+    two = replace(evidence, also=Quote("He designed the tower.", 3, 9, "/docs/t.md", "line 7", 0.5))
+    assert history.evidence_markdown(two) == (
+        "**From your documents:** “Gustave Eiffel was born in Dijon.” **[1]** — `/docs/g.pdf (p. 2)`\\\n"
+        "“He designed the tower.” **[3]** — `/docs/t.md (line 7)`"
+    )
+    store = history.History()
+    cid = store.start("Where was Eiffel born?", "/docs")
+    store.add_turn(cid, replace(answered, evidence=two))
+    assert store.get(cid).turns[0].evidence == two
+    store.close()
 
 
 def test_a_turn_saved_before_evidence_still_opens():

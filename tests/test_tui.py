@@ -407,6 +407,10 @@ async def test_the_evidence_is_shown_under_the_answer(tmp_path):
         source = final.source
         assert source.index("**Answer:** Dijon") < source.index("**From your documents:**")
         assert f"“{evidence.text}” **[{evidence.n}]**" in source
+        # Beside it, the sentence closest to the draft with the question, on a line of its own.
+        assert evidence.also is not None and evidence.also.text not in evidence.text
+        assert evidence.also.text in final.final.sources[evidence.also.n - 1].text
+        assert f"\\\n“{evidence.also.text}” **[{evidence.also.n}]**" in source
         assert "⚠" not in source
 
 

@@ -95,7 +95,7 @@ def execute(args: argparse.Namespace) -> int:
 def readable_answer(final: FinalAnswer) -> str:
     """The answer, then the evidence; a weak answer is said to be weak, evidence first."""
     evidence = (
-        f'From your documents: "{final.evidence.text}" [{final.evidence.n}]'
+        "From your documents: " + "\n  ".join(f'"{quote.text}" [{quote.n}]' for quote in final.evidence.quotes)
         if final.evidence
         else "From your documents: nothing relevant found."
     )

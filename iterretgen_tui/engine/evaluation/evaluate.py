@@ -148,12 +148,13 @@ def step_record(question: Question, trace: IterationTrace, original: float | Non
         "asked": trace.asked,
         "asked_rest": trace.asked_rest,
         "evidence": trace.evidence.text if trace.evidence else "",
+        "evidence_also": trace.evidence.also.text if trace.evidence and trace.evidence.also else "",
         "scores": {
             "em": metrics.exact_match(trace.answer, question.answers),
             "f1": metrics.f1(trace.answer, question.answers),
             "acc": metrics.accuracy(trace.answer, question.answers),
             **retrieval_scores(trace.passages, question),
-            "evidence_recall": metrics.answer_recall([trace.evidence.text] if trace.evidence else [], question.answers),
+            "evidence_recall": metrics.answer_recall(trace.evidence.texts if trace.evidence else [], question.answers),
         },
     }
 

@@ -4,7 +4,11 @@ sentence closest to the question, with whichever neighbour in its passage is clo
 (the fact often sits next to the sentence that echoes the question; docs/answers.md).
 When the model stated an answer that some sentences mention, the closest of those is
 chosen: the evidence then shows where the answer comes from. A quote whose last sentence
-ends in a colon also takes what the colon introduces (a command, a list).
+ends in a colon also takes what the colon introduces (a command, a list). Beside it, one
+more sentence: the one closest to the draft with the question, as Iter-RetGen's next
+search is formed. Where the draft named the bridge of a two-hop question ("Van Hook
+Township is in Mountrail County"), that sentence is often the second hop ("... in
+Stanley, ... Mountrail County"), which holds the answer (docs/answers.md).
 
 Shown under every answer ("From your documents: ... [2]"), it is what the user can
 trust whatever the model wrote: a retrieved sentence, quoted, with its source. A
@@ -64,7 +68,7 @@ class SentenceEmbedder(Protocol):
 
 
 @dataclass(frozen=True)
-class Evidence:
+class Quote:
     text: str
     n: int  # the passage's citation number among the answer's sources, [n]
     passage_id: int
@@ -75,6 +79,19 @@ class Evidence:
     @property
     def citation(self) -> str:
         return f"{self.source} ({self.location})" if self.location else self.source
+
+
+@dataclass(frozen=True)
+class Evidence(Quote):
+    also: Quote | None = None  # the sentence closest to the draft with the question
+
+    @property
+    def quotes(self) -> tuple[Quote, ...]:
+        return (self, self.also) if self.also else (self,)
+
+    @property
+    def texts(self) -> list[str]:
+        return [quote.text for quote in self.quotes]
 
 
 def sentences(text: str) -> list[str]:
@@ -135,17 +152,22 @@ def choose_evidence(
     embedder: SentenceEmbedder,
     answer: str = "",
     around: Around | None = None,
+    draft: str = "",
 ) -> Evidence | None:
     """The sentence closest to the question, among those that mention ``answer`` when
     some do, with its closer neighbour; None when no passage has a sentence. An answer
-    of no content words ("yes") is not looked for. With ``around``, a sentence cut by
-    the passage's first or last word is completed from the passage beside it."""
+    of no content words ("yes") is not looked for. With ``draft``, ``also`` quotes the
+    sentence closest to it with the question that the first quote does not hold. With
+    ``around``, a sentence cut by the passage's first or last word is completed from
+    the passage beside it."""
     split = [sentences(p.text) for p in passages]
     candidates = [(n, i, s) for n, own in enumerate(split, 1) for i, s in enumerate(own)]
     if not candidates:
         return None
-    query = embedder.embed_queries([question])[0]
-    scores = embedder.embed_batch([_under_heading(passages[n - 1], s) for n, _, s in candidates]) @ query
+    asked = [question, f"{draft}\n{question}"] if content_words(draft) else [question]
+    queries = embedder.embed_queries(asked)
+    vectors = embedder.embed_batch([_under_heading(passages[n - 1], s) for n, _, s in candidates])
+    scores = vectors @ queries[0]
     backing = [k for k, (*_, s) in enumerate(candidates) if mentions(s, answer)] if content_words(answer) else []
     best = max(backing or range(len(candidates)), key=lambda k: scores[k])
     n, i, _ = candidates[best]
@@ -153,13 +175,41 @@ def choose_evidence(
     by_position = {(cn, ci): float(score) for (cn, ci, _), score in zip(candidates, scores)}
     neighbours = [(by_position[(n, j)], j) for j in (i - 1, i + 1) if (n, j) in by_position]
     j = max(neighbours)[1] if neighbours else i
-    first, last = min(i, j), max(i, j)
+    text, location = _quote(passage, own, min(i, j), max(i, j), around)
+    also = _also(candidates, vectors @ queries[1], text, passages, split, around) if len(queries) > 1 else None
+    return Evidence(text, n, passage.id, passage.source, location, float(scores[best]), also)
+
+
+def _also(
+    candidates: Sequence[tuple[int, int, str]],
+    scores: np.ndarray,
+    quoted: str,
+    passages: Sequence[Passage],
+    split: Sequence[Sequence[str]],
+    around: Around | None,
+) -> Quote | None:
+    """The best-scored sentence that ``quoted`` does not already say (a passage repeated
+    in another file says it again), with what it introduces if it ends in a colon, made
+    whole where the passage's window cut it."""
+    for k in np.argsort(-scores, kind="stable"):
+        n, i, sentence = candidates[k]
+        if sentence in quoted:
+            continue
+        passage = passages[n - 1]
+        text, location = _quote(passage, split[n - 1], i, i, around)
+        return Quote(text, n, passage.id, passage.source, location, float(scores[k]))
+    return None
+
+
+def _quote(passage: Passage, own: Sequence[str], first: int, last: int, around: Around | None) -> tuple[str, str]:
+    """Sentences ``first`` to ``last`` of the passage (``own``) as one quote and its
+    location, made whole with ``around``."""
     if own[last].endswith(":") and last + 1 < len(own):
         last += 1  # "To open the data, run:" is not said until what it introduces is
-    text, location = _quoted(own[first : last + 1]), passage.location
-    if around is not None:
-        text, location = _made_whole(text, own[first], own[last], passage, around)
-    return Evidence(text, n, passage.id, passage.source, location, float(scores[best]))
+    text = _quoted(own[first : last + 1])
+    if around is None:
+        return text, passage.location
+    return _made_whole(text, own[first], own[last], passage, around)
 
 
 def _quoted(pieces: Sequence[str]) -> str:

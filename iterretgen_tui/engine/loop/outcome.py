@@ -50,7 +50,9 @@ def draft_outcome(
         "asked": asked,
         "asked_rest": rest,
         "evidence": (
-            choose_evidence(question, prompt.passages, embedder, answer, around) if embedder is not None else None
+            choose_evidence(question, prompt.passages, embedder, answer, around, draft)
+            if embedder is not None
+            else None
         ),
     }
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..passages import Passage
 from .events import FinalAnswer, IterationTrace, StopReason
-from .evidence import Evidence
+from .evidence import Evidence, Quote
 from .provenance import Origin, trace_origins
 
 
@@ -70,7 +70,10 @@ def _trace(data: dict[str, Any]) -> IterationTrace:
 
 
 def _evidence(row: dict[str, Any] | None) -> Evidence | None:
-    return Evidence(**row) if row else None
+    if not row:
+        return None
+    also = row.get("also")  # absent in history saved before it was quoted
+    return Evidence(**{**row, "also": Quote(**also) if also else None})
 
 
 def _passages(rows: list[dict[str, Any]]) -> tuple[Passage, ...]:
