@@ -6,9 +6,10 @@ When the model stated an answer that some sentences mention, the closest of thos
 chosen: the evidence then shows where the answer comes from. A quote whose last sentence
 ends in a colon also takes what the colon introduces (a command, a list). Beside it, one
 more sentence: the one closest to the draft with the question, as Iter-RetGen's next
-search is formed. Where the draft named the bridge of a two-hop question ("Van Hook
-Township is in Mountrail County"), that sentence is often the second hop ("... in
-Stanley, ... Mountrail County"), which holds the answer (docs/answers.md).
+search is formed. Where the draft named the bridge of a two-hop question ("the
+International Olympic Committee" for the president of Avery Brundage's organisation),
+that sentence is often the second hop ("President of the International Olympic Committee
+... Thomas Bach"), which holds the answer (docs/answers.md).
 
 Shown under every answer ("From your documents: ... [2]"), it is what the user can
 trust whatever the model wrote: a retrieved sentence, quoted, with its source. A
