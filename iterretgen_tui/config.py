@@ -35,6 +35,8 @@ class Settings:
     passage_order: str = LoopOptions.passage_order
     query_mode: str = LoopOptions.query_mode
     max_tokens: int = LoopOptions.max_tokens
+    history_tokens: int = LoopOptions.history_tokens
+    check_found: bool = LoopOptions.check_found
     retrieval: str = "hybrid"  # rankings every search fuses (engine/retrieval/modes.py; docs/evaluation.md)
     n_ctx: int = 4096
     # llama.cpp's remedies for repetition; none by default (greedy, as the paper): the loop

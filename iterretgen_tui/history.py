@@ -21,7 +21,7 @@ from .engine.loop.events import FinalAnswer
 from .engine.loop.evidence import Evidence
 from .engine.loop.question_kind import OPEN
 from .engine.loop.serialize import final_from_dict, final_to_dict
-from .engine.loop.trust import weakness
+from .engine.loop.trust import Weakness, weakness
 from .engine.passages import Passage
 
 _SCHEMA = """
@@ -128,6 +128,13 @@ class History:
         ).fetchall()
         return Conversation(*row, turns=tuple(final_from_json(t[0]) for t in turns))
 
+    def last_in(self, folder: str) -> int | None:
+        """The conversation over ``folder`` that was added to last, if any."""
+        row = self._db.execute(
+            "SELECT id FROM conversations WHERE folder = ? ORDER BY updated DESC, id DESC LIMIT 1", (folder,)
+        ).fetchone()
+        return int(row[0]) if row else None
+
     def delete(self, conversation_id: int) -> None:
         with self._db:
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
@@ -159,16 +166,18 @@ def answer_markdown(final: FinalAnswer, stale: dict[str, str] | None = None) -> 
     that led to it, the evidence sentence and the numbered sources it was generated
     from. A weak answer (engine/loop/trust.py) is said to be weak, and the evidence
     leads."""
-    parts = []
+    parts = [f"_Read as: {_escape(final.standalone)}_"] if final.standalone else []
     weak = weakness(final)
     if weak is not None:
         parts.append(f"⚠ {weak.message()}")
         if final.evidence:
             parts.append(evidence_markdown(final.evidence))
-    if final.answer and final.iterations and final.iterations[-1].stated:
+    # "Your documents don't say" shows the evidence in place of a guess; the panes keep the drafts.
+    guessed = weak is not Weakness.NOT_FOUND
+    if guessed and final.answer and final.iterations and final.iterations[-1].stated:
         label = "The model's answer (unverified)" if weak else "Answer"
         parts.append(f"**{label}:** {_escape(final.answer)}")
-    if final.kind != OPEN and final.draft.strip() and final.draft.strip() != final.answer:
+    if guessed and final.kind != OPEN and final.draft.strip() and final.draft.strip() != final.answer:
         parts.append(close_fences(final.draft.strip()))
         if final.iterations and final.iterations[-1].asked_rest:
             parts.append(

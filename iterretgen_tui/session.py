@@ -8,13 +8,14 @@ first frame before paying for them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from . import models, paths
 from .config import Settings
 from .engine.cores import CoreShare
 from .engine.loop import iterretgen
+from .engine.loop.conversation import Turn
 from .engine.loop.events import Event
 from .engine.loop.options import LoopOptions
 
@@ -33,6 +34,7 @@ class Session:
         self.cores = CoreShare()  # indexing takes half the LLM's cores while it runs (issue 18)
 
     def load_models(self, status: Callable[[str], None] = lambda message: None) -> None:
+        from .engine.loop.conversation import rewrite_prefix
         from .engine.loop.generator import LlamaGenerator
         from .engine.loop.prompts import every_demo_prefix
 
@@ -52,7 +54,7 @@ class Session:
                 repeat_penalty=settings.repeat_penalty,
                 presence_penalty=settings.presence_penalty,
                 passage_order=models.passage_order(llm_path),
-                prefixes=every_demo_prefix(),
+                prefixes=[*every_demo_prefix(), rewrite_prefix()],
                 state_dir=paths.cache_dir() / "prompt-states",
             )
         except ValueError as exc:  # llama.cpp refuses a damaged or unsupported file
@@ -118,7 +120,15 @@ class Session:
         self.retriever = build_retriever(self.settings.retrieval, self.embedder, index)
         return report
 
-    def ask(self, question: str, *, cancel: threading.Event, options: LoopOptions | None = None) -> Iterator[Event]:
+    def ask(
+        self,
+        question: str,
+        *,
+        cancel: threading.Event,
+        options: LoopOptions | None = None,
+        turns: Sequence[Turn] = (),
+    ) -> Iterator[Event]:
+        """``turns``: the conversation before the question, oldest first."""
         if self.retriever is None or self.generator is None:
             raise RuntimeError("load_models() and open_folder() first")
         return iterretgen.run(
@@ -127,6 +137,7 @@ class Session:
             generator=self.generator,
             options=options or self.settings.loop,
             cancel=cancel,
+            turns=turns,
         )
 
     def info(self) -> dict:

@@ -122,6 +122,7 @@ class FakeSession(Session):
         self.hold_index = hold_index  # indexing pauses after its first progress until set
         self.indexed = 0  # how many times the folder was indexed
         self.asked: list[tuple[str, LoopOptions]] = []
+        self.turns: list[tuple] = []  # the turns each question was asked after
 
     def load_models(self, status: Callable[[str], None] = lambda text: None) -> None:
         if self.settings.llm == models.DEFAULT_LLM:  # read in its place until pulled, as the chat's Session does
@@ -146,9 +147,10 @@ class FakeSession(Session):
         self.retriever = Retriever(self.embedder, self.index)
         return IndexReport(indexed=len(self.corpus), passages=len(self.corpus))
 
-    def ask(self, question, *, cancel, options=None):
+    def ask(self, question, *, cancel, options=None, turns=()):
         self.asked.append((question, options))
-        return super().ask(question, cancel=cancel, options=options)
+        self.turns.append(tuple(turns))
+        return super().ask(question, cancel=cancel, options=options, turns=turns)
 
 
 # The scripted drafts tell the paper's story: iteration 2 retrieves with the draft alone.
@@ -160,6 +162,7 @@ SCRIPTED = Settings(
     top_k=2,
     query_mode="draft",
     keep_passages=False,
+    check_found=False,
 )
 
 

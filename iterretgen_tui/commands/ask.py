@@ -15,9 +15,11 @@ from pathlib import Path
 
 from ..cli import UserError, add_loop_flags, add_model_flags, settings_from
 from ..engine.indexing.documents import check_folder
-from ..engine.loop.events import DraftDone, FinalAnswer, IterationStarted, PassagesRetrieved, Token
+from ..engine.loop.conversation import turns_of
+from ..engine.loop.events import DraftDone, FinalAnswer, IterationStarted, PassagesRetrieved, QuestionRead, Token
 from ..engine.loop.serialize import final_to_dict
-from ..engine.loop.trust import weakness
+from ..engine.loop.trust import Weakness, weakness
+from ..history import Conversation, History
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +30,15 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-adaptive", action="store_true", help="always run all T iterations")
     add_loop_flags(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    conversation = parser.add_mutually_exclusive_group()
+    conversation.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_last",
+        action="store_true",
+        help="continue the last conversation over this folder (its turns are read with the question)",
+    )
+    conversation.add_argument("--cid", type=int, metavar="ID", help="continue the conversation with this id")
     add_model_flags(parser)
 
 
@@ -44,6 +55,8 @@ def execute(args: argparse.Namespace) -> int:
         adaptive=False if args.no_adaptive else None,
     )
     say = (lambda message: None) if args.json else (lambda message: print(message, file=sys.stderr))
+    history = History()
+    conversation = continued(history, args, folder)  # before the slow load: a wrong id fails at once
     started = time.perf_counter()
     session = Session(settings, fallback_reader=True)
     session.load_models(status=say)
@@ -54,13 +67,16 @@ def execute(args: argparse.Namespace) -> int:
     if not info["passages"]:
         raise UserError(f"no readable documents in {folder}")
     final = None
-    for event in session.ask(args.question, cancel=threading.Event()):
+    turns = turns_of(conversation.turns) if conversation else ()
+    for event in session.ask(args.question, cancel=threading.Event(), turns=turns):
         if isinstance(event, FinalAnswer):
             final = event
         elif args.json:
             continue
         elif isinstance(event, IterationStarted):
             say(f"\n── Iteration {event.t} ──")
+        elif isinstance(event, QuestionRead):
+            say(f"read as: {event.standalone or args.question}")
         elif isinstance(event, PassagesRetrieved):
             kept = f" (and {event.kept} kept from before)" if event.kept else ""
             say("retrieved: " + ", ".join(Path(p.source).name for p in event.passages) + kept)
@@ -70,6 +86,8 @@ def execute(args: argparse.Namespace) -> int:
         elif isinstance(event, DraftDone):
             say(f"\n({event.trace.seconds:.1f} s)")
     seconds = time.perf_counter() - started
+    cid = conversation.id if conversation else history.start(args.question, str(folder))
+    history.add_turn(cid, final)
     if args.json:
         weak = weakness(final)
         print(
@@ -78,6 +96,7 @@ def execute(args: argparse.Namespace) -> int:
                     **final_to_dict(final),
                     "weakness": weak.value if weak else None,  # looped, no_answer, unsupported
                     "seconds": round(seconds, 3),
+                    "conversation_id": cid,  # `ask --cid ID` continues it
                     # Which reader answered: the default may still be SmolLM2 until it is pulled.
                     "models": {key: info[key] for key in ("llm", "embedder", "embed_backend", "device")},
                 },
@@ -89,7 +108,22 @@ def execute(args: argparse.Namespace) -> int:
     print(readable_answer(final))
     for n, p in enumerate(final.sources, 1):
         print(f"[{n}] {p.title} - {p.citation}")
+    say(f"conversation {cid}: `ask QUESTION --folder {args.folder} --continue` asks a follow-up")
     return 0
+
+
+def continued(history: History, args: argparse.Namespace, folder: Path) -> Conversation | None:
+    """The conversation the question continues: the one --cid names, or with --continue
+    the last one over ``folder`` (a new one when there is none yet); None without either."""
+    if args.cid is not None:
+        try:
+            return history.get(args.cid)
+        except KeyError:
+            raise UserError(f"no conversation {args.cid} in the history ({history.path})") from None
+    if args.continue_last:
+        last = history.last_in(str(folder))
+        return history.get(last) if last is not None else None
+    return None
 
 
 def readable_answer(final: FinalAnswer) -> str:
@@ -103,6 +137,8 @@ def readable_answer(final: FinalAnswer) -> str:
     if weak is None:
         return f"\n{final.answer}\n\n{evidence}\n"
     stated = (
-        f"\nThe model's answer (unverified): {final.answer}" if final.iterations and final.iterations[-1].stated else ""
+        f"\nThe model's answer (unverified): {final.answer}"
+        if final.iterations and final.iterations[-1].stated and weak is not Weakness.NOT_FOUND
+        else ""
     )
     return f"\n{weak.message()}\n{evidence}{stated}\n"

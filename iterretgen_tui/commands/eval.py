@@ -53,6 +53,18 @@ def add_parser(parser: argparse.ArgumentParser) -> None:
     )
     add_loop_flags(parser)
     parser.add_argument(
+        "--against-last-turn",
+        dest="against_last_turn",
+        action="store_true",
+        help="conversation sets: also answer each last turn alone, for paired differences (twice the time)",
+    )
+    parser.add_argument(
+        "--search-only",
+        dest="search_only",
+        action="store_true",
+        help="conversation sets: read each last turn with its conversation and score the search, answering nothing",
+    )
+    parser.add_argument(
         "--no-replay",
         action="store_true",
         help="generate every prompt anew instead of replaying identical prompts' greedy generations from earlier runs",
@@ -176,19 +188,26 @@ def output_paths(out: Path | None, config: dict) -> tuple[Path, Path, Path]:
     return out, out.with_suffix(".jsonl"), out.with_suffix(".png")
 
 
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
 def execute(args: argparse.Namespace) -> int:
     from ..engine.evaluation import evaluate
+    from ..engine.evaluation.conversations import has_conversations
     from ..engine.evaluation.datasets import load_dataset
     from ..engine.retrieval.modes import RETRIEVAL_MODES, build_retriever
     from ..eval_report import format_table, plot
     from ..session import Session
 
+    if args.limit is not None and args.limit < 1:
+        raise UserError("--limit must be at least 1")
+    if has_conversations(args.dataset):
+        return execute_conversations(args)
     try:
         dataset = load_dataset(args.dataset)
     except OSError as exc:
         raise UserError(str(exc)) from None
-    if args.limit is not None and args.limit < 1:
-        raise UserError("--limit must be at least 1")
     if args.draft_source == "gold" and not dataset.has_answers:
         raise UserError(f"--draft-source gold needs answers; {dataset.name} has none")
     settings = settings_from(args, top_k=args.top_k)
@@ -203,12 +222,11 @@ def execute(args: argparse.Namespace) -> int:
         adaptive_only=args.adaptive_only,
     )
     out, records_path, plot_path = output_paths(args.out, config)
-
-    def say(message: str) -> None:
-        print(message, file=sys.stderr, flush=True)
-
     session = Session(settings)
-    session.load_models(status=say)
+    if dataset.has_answers:
+        session.load_models(status=say)
+    else:  # retrieval alone: no reader is needed, so none is asked for or loaded
+        session.load_embedder(status=say)
     # Issue 21: every retrieval setting is scored (question alone); the loop runs the chosen one.
     index = open_dataset_index(dataset, session.embedder, say)
     retrievers = {mode: build_retriever(mode, session.embedder, index) for mode in RETRIEVAL_MODES}
@@ -260,6 +278,55 @@ def execute(args: argparse.Namespace) -> int:
     plot(summary, plot_path)
     print(format_table(summary, draft_source=args.draft_source))
     say(f"results: {out}\nrecords: {records_path if dataset.has_answers else '-'}\nplot: {plot_path}")
+    return 0
+
+
+def execute_conversations(args: argparse.Namespace) -> int:
+    """A set of conversations (conversations.jsonl): each task's last turn answered after
+    its earlier turns, as the chat answers (engine/evaluation/conversations.py)."""
+    from ..engine.evaluation import conversations, evaluate
+    from ..engine.evaluation.datasets import Dataset
+    from ..engine.retrieval.modes import build_retriever
+    from ..session import Session
+
+    directory = args.dataset.expanduser().resolve()
+    tasks = conversations.load_tasks(directory)[: args.limit]
+    settings = settings_from(args, top_k=args.top_k)
+    options = replace(settings.loop, iterations=max(args.iterations))
+    dataset = Dataset(directory, ())
+    config = {
+        **run_config(dataset, settings, options, adaptive_only=True),
+        "conversations": True,
+        "against_last_turn": args.against_last_turn,
+        "search_only": args.search_only,
+    }
+    out, records_path, _ = output_paths(args.out, config)
+    session = Session(settings)
+    session.load_models(status=say)
+    retriever = build_retriever(
+        settings.retrieval, session.embedder, open_dataset_index(dataset, session.embedder, say)
+    )
+    generator = session.generator if args.no_replay else _replaying(session.generator)
+    log = evaluate.RecordLog(records_path, config)
+    todo = [task for task in tasks if task.id not in log.records]
+    say(f"{len(tasks) - len(todo)} of {len(tasks)} conversations already in {records_path}")
+    progress = Progress(len(tasks), len(tasks) - len(todo))
+    for task in todo:
+        log.append(
+            conversations.evaluate_task(
+                task,
+                retriever=retriever,
+                generator=generator,
+                options=options,
+                alone_too=args.against_last_turn,
+                search_only=args.search_only,
+            )
+        )
+        progress.step()
+    summary = {"dataset": directory.name, **conversations.summarize([log.records[task.id] for task in tasks])}
+    out.write_text(json.dumps(summary, indent=2) + "\n", "utf-8")
+    print(conversations.report(summary))
+    say(f"results: {out}\nrecords: {records_path}")
     return 0
 
 

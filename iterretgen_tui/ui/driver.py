@@ -10,11 +10,12 @@ model never leaves text waiting longer than that, and order is kept across both.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, Protocol, TypeVar
 
+from ..engine.loop.conversation import Turn
 from ..engine.loop.events import Event, Token
 from ..engine.loop.options import LoopOptions
 
@@ -29,7 +30,9 @@ class SessionLike(Protocol):
 
     def open_folder(self, folder: Path, *, progress=None, cancel: threading.Event | None = None): ...
 
-    def ask(self, question: str, *, cancel: threading.Event, options: LoopOptions | None = None) -> Iterator[Event]: ...
+    def ask(
+        self, question: str, *, cancel: threading.Event, options: LoopOptions | None = None, turns: Sequence[Turn] = ()
+    ) -> Iterator[Event]: ...
 
     def info(self) -> dict: ...
 

@@ -88,10 +88,19 @@ class IterationPane(Vertical):
         self.stale: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
+        yield Static("", classes="read-as", markup=False)
         yield Static("Query: …", classes="query", markup=False)
         yield OptionList(classes="passages")
         yield StreamingMarkdown("", classes="draft")
         yield Static("", classes="note", markup=False)
+
+    def show_read_as(self, standalone: str, turns: int) -> None:
+        """How the question was read with the ``turns`` before it: rewritten, or as asked."""
+        earlier = f"{turns} earlier turn{'s' if turns != 1 else ''}"
+        text = f"Read as: {standalone}" if standalone else f"Read as asked (it needs none of the {earlier})"
+        read_as = self.query_one(".read-as", Static)
+        read_as.update(text)
+        read_as.display = True
 
     def show_query(self, query: str, searches: tuple[str, ...] = (), lead: Passage | None = None) -> None:
         short = textwrap.shorten(" ".join(query.split()), QUERY_CHARS, placeholder=" …")
@@ -216,6 +225,8 @@ class IterationPanes(VerticalScroll):
         for trace, origins in zip(final.iterations, provenance.trace_origins(final.iterations)):
             lead = self.lead(trace.t)
             pane = await self.start(trace.t, follow=False)
+            if trace.t == 1 and final.standalone:
+                pane.show_read_as(final.standalone, 0)
             pane.show_query(trace.query, trace.searches, lead)
             await pane.finish(trace, origins, stale)
         self.shown = final

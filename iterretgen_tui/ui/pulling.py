@@ -98,7 +98,7 @@ class Pace:
         rate = got / seconds
         text += f", {rate / MB:.1f} MB/s"
         if total:
-            text += f", {models.duration((total - done) / rate)} left"
+            text += f", {models.duration(max(total - done, 0) / rate)} left"
         return text
 
 

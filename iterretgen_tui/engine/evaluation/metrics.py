@@ -7,10 +7,9 @@ adaptive stop uses), against every gold alias, keeping the best.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from ..loop.answers import mentions, normalize_answer, token_f1
+from ..loop.answers import mentions, normalize_answer, token_f1, yes_or_no
 
 
 def exact_match(prediction: str, answers: Sequence[str]) -> float:
@@ -66,8 +65,6 @@ Ground-truth Answer
 
 Does the Prediction imply the Ground-truth Answer? Output Yes or No:"""
 
-_VERDICT = re.compile(r"[\W_]*(yes|no)\b", re.IGNORECASE)
-
 
 def judge_messages(question: str, prediction: str, answer: str) -> list[dict[str, str]]:
     content = JUDGE_PROMPT.format(question=question, prediction=prediction, answer=answer)
@@ -75,8 +72,5 @@ def judge_messages(question: str, prediction: str, answer: str) -> list[dict[str
 
 
 def parse_judge(reply: str) -> bool | None:
-    """Strict: the reply must open with the word Yes or No (case and leading punctuation
-    aside; small models go on with "No, the Prediction ..."). A verdict found anywhere
-    else is no verdict, which never counts as correct."""
-    match = _VERDICT.match(reply)
-    return match.group(1).lower() == "yes" if match else None
+    """The judge's Yes or No (``yes_or_no``); no verdict never counts as correct."""
+    return yes_or_no(reply)

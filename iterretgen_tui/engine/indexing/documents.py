@@ -1,8 +1,9 @@
 """A document folder -> files -> text -> passages.
 
-``scan`` walks a folder with stat calls only; ``read`` takes a file's bytes and notices a
-file that changes meanwhile; ``passages`` parses the bytes by format and splits them.
-Anything that cannot be indexed raises ``SkipFile`` with the reason the user sees.
+``scan_folder`` walks a folder with stat calls only, leaving out what ignore files name;
+``read`` takes a file's bytes and notices a file that changes meanwhile; ``passages``
+parses the bytes by format and splits them. Anything that cannot be indexed raises
+``SkipFile`` with the reason the user sees.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..errors import IterRetGenError
 from . import formats
 from .chunking import Chunk, ChunkOptions, split
 from .formats import SkipFile
+from .ignore import IGNORE_FILE, Ignores, Tally
 from .ocr import IMAGE_SUFFIXES, OcrCancelled
 
 if TYPE_CHECKING:
@@ -82,22 +84,43 @@ def check_folder(folder: Path | str) -> Path:
     return root
 
 
+@dataclass
+class FolderScan:
+    files: list[FileEntry]  # in path order
+    skipped: list[Skip]
+    ignored: list[Tally]  # what each ignore file left out, in path order
+
+
 def scan(root: Path, *, exclude: Path | None = None) -> tuple[list[FileEntry], list[Skip]]:
-    """Regular files under root in path order, hidden names left out, symlinks followed
-    once: a link back to a visited folder is reported, never walked twice. ``exclude``
-    (the index's own folder, should it live inside root) is left out silently."""
+    """scan_folder's files and skips."""
+    found = scan_folder(root, exclude=exclude)
+    return found.files, found.skipped
+
+
+def scan_folder(root: Path, *, exclude: Path | None = None) -> FolderScan:
+    """Regular files under root, hidden names and what ``.iterretgenignore`` files name
+    (ignore.py) left out, symlinks followed once: a link back to a visited folder is
+    reported, never walked twice. ``exclude`` (the index's own folder, should it live
+    inside root) is left out silently."""
     files: list[FileEntry] = []
     skipped: list[Skip] = []
+    ignored: dict[Path, Tally] = {}
     visited = {_inode(root.stat())}
     excluded = {_inode(exclude.stat())} if exclude is not None and exclude.is_dir() else set()
-    stack = [root]
+    stack = [(root, Ignores())]
     while stack:
-        directory = stack.pop()
+        directory, ignores = stack.pop()
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
             skipped.append(Skip(str(directory), f"cannot list folder: {exc.strerror}"))
             continue
+        if any(entry.name == IGNORE_FILE for entry in entries):
+            try:
+                ignores = ignores.enter(directory)
+            except OSError as exc:  # the folder is left out whole: what the file hides may be private
+                skipped.append(Skip(str(directory), f"cannot read its {IGNORE_FILE}: {exc.strerror}"))
+                continue
         subdirs = []
         for entry in entries:
             if entry.name.startswith("."):
@@ -106,6 +129,12 @@ def scan(root: Path, *, exclude: Path | None = None) -> tuple[list[FileEntry], l
             if not _encodable(entry.name):
                 shown = entry.path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
                 skipped.append(Skip(shown, "the name is not valid UTF-8; rename it to index it"))
+                continue
+            is_folder = _is_dir(entry)
+            if (source := ignores.ignored_by(path, is_folder=is_folder)) is not None:
+                tally = ignored.setdefault(source, Tally(str(source)))
+                tally.folders += is_folder
+                tally.files += not is_folder
                 continue
             try:
                 st = entry.stat()  # follows symlinks
@@ -119,18 +148,26 @@ def scan(root: Path, *, exclude: Path | None = None) -> tuple[list[FileEntry], l
                     skipped.append(Skip(str(path), "symlink loop: links to a folder already indexed"))
                     continue
                 visited.add(_inode(st))
-                subdirs.append(path)
+                subdirs.append((path, ignores))
             elif stat.S_ISREG(st.st_mode):
                 files.append(FileEntry.of(path, st))
             else:
                 skipped.append(Skip(str(path), "not a regular file (pipe, socket or device)"))
         stack.extend(reversed(subdirs))
     files.sort(key=lambda f: f.path)
-    return files, skipped
+    return FolderScan(files, skipped, [ignored[source] for source in sorted(ignored)])
 
 
 def _inode(st: os.stat_result) -> tuple[int, int]:
     return st.st_dev, st.st_ino
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    """A folder, or a link to one (a dangling or unreadable entry is not: its stat says why)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _encodable(name: str) -> bool:

@@ -35,7 +35,9 @@ from .documents import (
     read_as_markdown,
     read_by_ocr,
     scan,
+    scan_folder,
 )
+from .ignore import IGNORE_FILE, Tally
 from .index import FileRecord, FileUpdate, IndexMismatchError, NewPassage, PassageIndex
 from .ocr import OCR_MODES, OcrCancelled, OcrRun
 from .superseded import RemovedIndex, remove_superseded
@@ -76,6 +78,7 @@ class IndexReport:
     updated: int = 0
     removed: int = 0
     skipped: list[Skip] = field(default_factory=list)
+    ignored: list[Tally] = field(default_factory=list)  # what each .iterretgenignore left out
     passages: int = 0  # passages in the index after the run
     seconds: float = 0.0
     embedded: int = 0  # passages embedded this run; the others reused stored vectors
@@ -84,15 +87,18 @@ class IndexReport:
     removed_indexes: list[RemovedIndex] = field(default_factory=list)  # of superseded embedder schemes
 
     def to_json(self) -> dict:
+        files = {
+            "indexed": self.indexed,
+            "unchanged": self.unchanged,
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+        }
+        if self.ignored:  # only where ignore files are: the summary's keys stay as they were
+            files["ignored"] = [tally.to_json() for tally in self.ignored]
         return {
-            "files": {
-                "indexed": self.indexed,
-                "unchanged": self.unchanged,
-                "added": self.added,
-                "updated": self.updated,
-                "removed": self.removed,
-                "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
-            },
+            "files": files,
             "passages": self.passages,
             "ocr_pages": self.ocr_pages,
             "seconds": round(self.seconds, 3),
@@ -152,7 +158,8 @@ def sync_folder(
         signature = _signature(chunking)
         reprocess_all = index.meta("chunking") != signature
         outdated = _outdated(index, ocr)
-        entries, report.skipped = scan(root, exclude=index.directory)
+        found = scan_folder(root, exclude=index.directory)
+        entries, report.skipped, report.ignored = found.files, found.skipped, found.ignored
         known = index.files()
         if not known and (reprocess_all or outdated):
             # A new index: what this run commits is read with these settings, so a run cut
@@ -266,7 +273,10 @@ def watch_folder(
         path = Path(changed)
         if path.is_relative_to(own) or not path.is_relative_to(root):
             return False
-        return not any(part.startswith(".") for part in path.relative_to(root).parts)
+        parts = path.relative_to(root).parts
+        if parts and parts[-1] == IGNORE_FILE:  # hidden, but it changes what is indexed
+            parts = parts[:-1]
+        return not any(part.startswith(".") for part in parts)
 
     for _changes in watchfiles.watch(root, watch_filter=visible, debounce=debounce_ms, stop_event=cancel):
         on_report(sync_folder(root, index, embedder, cancel=cancel, **sync_options))

@@ -9,6 +9,7 @@ import string
 from collections import Counter
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+_YES_NO = re.compile(r"[\W_]*(yes|no)\b", re.IGNORECASE)
 _PUNCT = str.maketrans("", "", string.punctuation)
 
 # Words that carry no fact: an answer made only of them cannot be checked against passages.
@@ -46,3 +47,11 @@ def token_f1(prediction: str, gold: str) -> float:
         return 0.0
     precision, recall = common / len(pred), common / len(ref)
     return 2 * precision * recall / (precision + recall)
+
+
+def yes_or_no(reply: str) -> bool | None:
+    """Strict: the reply must open with the word Yes or No (case and leading punctuation
+    aside; small models go on with "No, the Prediction ..."). A verdict found anywhere
+    else is none."""
+    match = _YES_NO.match(reply)
+    return match.group(1).lower() == "yes" if match else None

@@ -42,6 +42,14 @@ class IterationStarted(IterationEvent):
 
 
 @dataclass(frozen=True)
+class QuestionRead(IterationEvent):
+    """The question was read with the conversation before it (engine/loop/conversation.py)."""
+
+    standalone: str  # the question rewritten to stand alone; "" when it stands alone as asked
+    turns: int  # earlier turns it was read with
+
+
+@dataclass(frozen=True)
 class QueryFormed(IterationEvent):
     query: str  # the paper's query: the question at t = 1, the last draft + question after
     searches: tuple[str, ...] = ()  # every search the iteration merges, by identifier (loop/queries.py)
@@ -114,6 +122,21 @@ class FinalAnswer:
     stopped_at: int  # the iteration during which the loop stopped (see StopReason.describe)
     evidence: Evidence | None = None  # the last iteration's (engine/loop/evidence.py)
     kind: str = FACTOID  # the question's kind (engine/loop/question_kind.py)
+    # The question as read with the conversation, when that changed it ("Read as").
+    standalone: str = ""
+    # The reader's say, after its last draft, on whether the passages state the answer
+    # (engine/loop/grounding.py); None where it was not asked or gave none.
+    grounded: bool | None = None
 
 
-Event = IterationStarted | QueryFormed | PassagesRetrieved | ContextTrimmed | Token | DraftDone | Stopped | FinalAnswer
+Event = (
+    IterationStarted
+    | QuestionRead
+    | QueryFormed
+    | PassagesRetrieved
+    | ContextTrimmed
+    | Token
+    | DraftDone
+    | Stopped
+    | FinalAnswer
+)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ..passages import Passage
 from . import provenance
 from .bridges import Redraft
+from .conversation import Asked, Turn, conversation_text, read_question, recent_turns
 from .drafting import stream_draft
 from .events import (
     ContextTrimmed,
@@ -29,11 +30,13 @@ from .events import (
     IterationTrace,
     PassagesRetrieved,
     QueryFormed,
+    QuestionRead,
     Stopped,
     StopReason,
     Token,
 )
 from .generator import Generator
+from .grounding import passages_answer
 from .options import LoopOptions
 from .outcome import draft_outcome
 from .prompts import Prompt, build_prompt, stated_answer
@@ -41,6 +44,10 @@ from .queries import QUESTION, PassageRetriever, QueryFormer, paper_query, searc
 from .question_kind import FACTOID, question_kind
 from .repetition import LoopGuard
 from .stopping import answers_converge
+
+# The turns after a draft, their questions and replies: follow_up's (64 tokens of reply)
+# is the longest.
+AFTER_DRAFT_TOKENS = 128
 
 
 def run(
@@ -51,11 +58,16 @@ def run(
     options: LoopOptions = LoopOptions(),
     cancel: threading.Event | None = None,
     next_query: QueryFormer = paper_query,
+    turns: Sequence[Turn] = (),
 ) -> Iterator[Event]:
+    """``turns``: the conversation before the question, oldest first; with them the
+    question is first read as a standalone one (engine/loop/conversation.py), which the
+    loop then takes as its q."""
     if not question.strip():
         raise ValueError("the question is empty")
     cancel = cancel or threading.Event()
-    kind = question_kind(question)  # the factoid or the open prompt
+    asked = Asked(question, tuple(turns))
+    reading: Reading | None = None  # made once the question is read
     traces: list[IterationTrace] = []
     reason = StopReason.MAX_ITERATIONS
     t = 1  # the iteration being worked on when the loop stops
@@ -65,24 +77,47 @@ def run(
             break
         started = time.perf_counter()
         yield IterationStarted(t, options.iterations)
+        if reading is None:
+            if asked.turns:
+                asked = read_question(question, asked.turns, generator, cancel)
+                yield QuestionRead(t, asked.standalone, len(asked.turns))
+            reading = Reading.of(asked, generator, options)
         previous = traces[-1] if traces else None
-        retrieved = yield from retrieve(t, question, previous, retriever, options, next_query)
+        retrieved = yield from retrieve(t, reading.question, previous, retriever, options, next_query)
         if options.adaptive and retrieved.repeats:
             reason = StopReason.SAME_PASSAGES
             break
-        trace = yield from generate(
-            t, question, kind, retrieved, previous, generator, retriever, options, cancel, started
-        )
-        if trace is None:
+        drafted = yield from generate(t, reading, retrieved, previous, generator, retriever, options, cancel, started)
+        if drafted is None:
             reason = StopReason.CANCELLED
             break
+        trace, last_prompt = drafted
         traces.append(trace)
         yield DraftDone(t, trace)
         if options.adaptive and previous and answers_converge(previous.answer, trace.answer):
             reason = StopReason.CONVERGED
             break
     yield Stopped(t, reason)
-    yield final_answer(question, kind, traces, reason, t)
+    grounded = None
+    if options.check_found and traces and traces[-1].stated and not cancel.is_set():
+        grounded = passages_answer(generator, last_prompt.messages, traces[-1].draft, cancel)
+    yield final_answer(asked, traces, reason, t, grounded)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the reader is asked: the question (standalone where the conversation made
+    one), its kind, and the turns before it that it sees, as text ("" for none)."""
+
+    question: str
+    kind: str  # the factoid or the open prompt (engine/loop/question_kind.py)
+    earlier: str = ""
+
+    @classmethod
+    def of(cls, asked: Asked, generator: Generator, options: LoopOptions) -> Reading:
+        # A question that stands alone as asked is read alone: its turns would only cost tokens.
+        shown = recent_turns(asked.turns, options.history_tokens, generator.count_tokens) if asked.standalone else ()
+        return cls(asked.searched, question_kind(asked.searched), conversation_text(shown))
 
 
 @dataclass(frozen=True)
@@ -130,8 +165,7 @@ def retrieve(
 
 def generate(
     t: int,
-    question: str,
-    kind: str,
+    reading: Reading,
     retrieved: Retrieved,
     previous: IterationTrace | None,
     generator: Generator,
@@ -139,10 +173,12 @@ def generate(
     options: LoopOptions,
     cancel: threading.Event,
     started: float,
-) -> Steps[Event, None, IterationTrace | None]:
+) -> Steps[Event, None, tuple[IterationTrace, Prompt] | None]:
     """Retrieval-augmented generation: draft y_t from the passages, streamed, stopped as
-    soon as it states its answer or repeats itself; None if cancelled."""
-    prompt = order_passages(question, kind, retrieved.passages, previous, generator, options)
+    soon as it states its answer or repeats itself; the trace and the prompt it was
+    drafted from, or None if cancelled."""
+    question, kind = reading.question, reading.kind
+    prompt = order_passages(reading, retrieved.passages, previous, generator, options)
     if prompt.dropped or prompt.truncated:
         yield ContextTrimmed(t, len(prompt.passages), prompt.dropped, prompt.truncated)
     guard = LoopGuard()  # holds the draft; a draft that repeats itself stops at once
@@ -166,7 +202,7 @@ def generate(
     )
     if cancel.is_set():
         return None
-    return IterationTrace(
+    trace = IterationTrace(
         t=t,
         query=retrieved.query,
         searches=retrieved.searches,
@@ -177,6 +213,7 @@ def generate(
         found_by=tuple(retrieved.found_by.get(p.id, ()) for p in prompt.passages),  # (): carried forward
         **outcome,
     )
+    return trace, prompt
 
 
 def redrafter(prompt: Prompt, generator: Generator, options: LoopOptions, cancel: threading.Event) -> Redraft:
@@ -184,7 +221,7 @@ def redrafter(prompt: Prompt, generator: Generator, options: LoopOptions, cancel
     prompt shares everything before the question with this one, which llama.cpp reuses."""
 
     def redraft(question: str) -> str:
-        again = fitted_prompt(question, FACTOID, prompt.passages, generator, options)
+        again = fitted_prompt(Reading(question, FACTOID), prompt.passages, generator, options)
         guard = LoopGuard()
         for _ in stream_draft(generator, again.messages, FACTOID, options.max_tokens, guard, cancel):
             pass
@@ -194,8 +231,7 @@ def redrafter(prompt: Prompt, generator: Generator, options: LoopOptions, cancel
 
 
 def order_passages(
-    question: str,
-    kind: str,
+    reading: Reading,
     found: Sequence[Passage],
     previous: IterationTrace | None,
     generator: Generator,
@@ -209,7 +245,7 @@ def order_passages(
     order measured best for this reader (docs/evaluation.md)."""
 
     def build(passages: Sequence[Passage]) -> Prompt:
-        return fitted_prompt(question, kind, passages, generator, options)
+        return fitted_prompt(reading, passages, generator, options)
 
     if not (options.keep_passages and previous):
         return build(found)
@@ -221,12 +257,19 @@ def order_passages(
     return build(carry_forward(found, previous.passages))
 
 
-def fitted_prompt(
-    question: str, kind: str, passages: Sequence[Passage], generator: Generator, options: LoopOptions
-) -> Prompt:
-    """The prompt of ``passages`` that leaves the model room for a whole draft."""
-    budget = generator.n_ctx - options.max_tokens
-    return build_prompt(question, passages, count_tokens=generator.count_tokens, budget=budget, kind=kind)
+def fitted_prompt(reading: Reading, passages: Sequence[Passage], generator: Generator, options: LoopOptions) -> Prompt:
+    """The prompt of ``passages`` that leaves the model room for a whole draft and the
+    short turns after it (asking for its answer, checking it): llama.cpp refuses a turn
+    that would overflow its window."""
+    budget = generator.n_ctx - options.max_tokens - AFTER_DRAFT_TOKENS
+    return build_prompt(
+        reading.question,
+        passages,
+        count_tokens=generator.count_tokens,
+        budget=budget,
+        kind=reading.kind,
+        earlier=reading.earlier,
+    )
 
 
 def carry_forward(first: Sequence[Passage], then: Sequence[Passage]) -> tuple[Passage, ...]:
@@ -235,10 +278,12 @@ def carry_forward(first: Sequence[Passage], then: Sequence[Passage]) -> tuple[Pa
     return tuple(first) + tuple(p for p in then if p.id not in seen)
 
 
-def final_answer(question: str, kind: str, traces: Sequence[IterationTrace], reason: StopReason, t: int) -> FinalAnswer:
+def final_answer(
+    asked: Asked, traces: Sequence[IterationTrace], reason: StopReason, t: int, grounded: bool | None = None
+) -> FinalAnswer:
     last = traces[-1] if traces else None
     return FinalAnswer(
-        question=question,
+        question=asked.question,
         answer=last.answer if last else "",
         draft=last.draft if last else "",
         sources=last.passages if last else (),
@@ -246,5 +291,7 @@ def final_answer(question: str, kind: str, traces: Sequence[IterationTrace], rea
         iterations=tuple(traces),
         stopped_at=t,
         evidence=last.evidence if last else None,
-        kind=kind,
+        kind=question_kind(asked.searched),
+        standalone=asked.standalone,
+        grounded=grounded,
     )

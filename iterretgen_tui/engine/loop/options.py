@@ -23,6 +23,11 @@ class LoopOptions:
     passage_order: str = "auto"
     query_mode: str = "feedback"
     max_tokens: int = 256  # per draft
+    # Of the conversation before a follow-up, what the reader sees beside its passages.
+    history_tokens: int = 96
+    # Ask the reader after its last draft whether its passages state the answer; a "no"
+    # is shown as "your documents don't say" (engine/loop/grounding.py).
+    check_found: bool = True
 
     def __post_init__(self) -> None:
         if self.query_mode not in QUERY_MODES:
@@ -32,3 +37,5 @@ class LoopOptions:
         for name in ("iterations", "top_k", "max_tokens"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, not {getattr(self, name)}")
+        if self.history_tokens < 0:
+            raise ConfigError(f"history_tokens must be at least 0, not {self.history_tokens}")

@@ -25,7 +25,7 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 SEQUENCE = 0  # llama-cpp-python evaluates every prompt in sequence 0
-KEEP_FILES = 12  # states on disk, all models together (three per model); older ones are removed
+KEEP_FILES = 12  # states on disk, all models together (four per model); older ones are removed
 _HEADER = struct.Struct("<4sII")  # magic, token count, state bytes
 _MAGIC = b"IRP1"
 

@@ -185,10 +185,12 @@ def knowledge_line(title: str, text: str, n: int | None = None) -> str:
     return f"{number}Title: {title} Context: {' '.join(text.split())}"
 
 
-def user_turn(knowledge: Sequence[str], question: str, kind: str = FACTOID) -> str:
+def user_turn(knowledge: Sequence[str], question: str, kind: str = FACTOID, earlier: str = "") -> str:
+    """The question's turn; ``earlier``: the conversation before it, where it has one."""
     lines = "\n".join(knowledge)
     ask = "Answer in two or three sentences, citing [n]." if kind == OPEN else "Let's think step by step."
-    return f"Knowledge:\n{lines}\n\nQuestion: {question}\n{ask}"
+    before = f"Earlier in this conversation:\n{earlier}\n\n" if earlier else ""
+    return f"{before}Knowledge:\n{lines}\n\nQuestion: {question}\n{ask}"
 
 
 def demo_messages(kind: str = FACTOID, *, choice: bool = False) -> list[dict[str, str]]:
@@ -231,12 +233,14 @@ def build_prompt(
     budget: int,
     per_message: int = 8,
     kind: str = FACTOID,
+    earlier: str = "",
 ) -> Prompt:
     """Demos, then the passages in rank order while they fit ``budget`` tokens; the last
     one that only partly fits is cut at a word boundary. Demos are dropped (last first)
-    before the question's own passages would all be lost."""
+    before the question's own passages would all be lost. ``earlier``: the conversation
+    before the question, shown above the passages."""
     demos = demo_messages(kind, choice=chooses(question))  # an open question keeps its own demos
-    question_turn = user_turn([], question, kind)
+    question_turn = user_turn([], question, kind, earlier)
     fixed = sum(count_tokens(m["content"]) + per_message for m in demos)
     own = count_tokens(question_turn) + per_message
     if count_tokens(demos[0]["content"]) + per_message + own > budget:
@@ -264,7 +268,7 @@ def build_prompt(
                 lines.append(cut)
                 truncated += 1
         break
-    content = user_turn(lines, question, kind)
+    content = user_turn(lines, question, kind, earlier)
     messages = demos + [{"role": "user", "content": content}]
     tokens = fixed + count_tokens(content) + per_message
     return Prompt(messages, tuple(kept), tokens, len(passages) - len(kept), truncated)

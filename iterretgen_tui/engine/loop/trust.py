@@ -13,12 +13,15 @@ from .events import FinalAnswer
 class Weakness(str, Enum):
     LOOPED = "looped"
     NO_ANSWER = "no_answer"
+    NOT_FOUND = "not_found"
     UNSUPPORTED = "unsupported"
 
     def message(self) -> str:
         return {
             Weakness.LOOPED: "The model started repeating itself, so its answer was cut short and may be incomplete.",
             Weakness.NO_ANSWER: "No answer found: the model did not state one.",
+            Weakness.NOT_FOUND: "Your documents don't seem to say: the passages read do not state an answer "
+            "to this question. The nearest evidence:",
             Weakness.UNSUPPORTED: "The model's answer is not supported by the passages it read "
             "(none of them mentions it).",
         }[self]
@@ -40,8 +43,30 @@ def weakness(final: FinalAnswer) -> Weakness | None:
     last = final.iterations[-1]
     if not last.stated or not final.answer.strip():
         return Weakness.NO_ANSWER
+    if final.grounded is False:
+        return Weakness.NOT_FOUND
     if last.looped:
         return Weakness.LOOPED
     if not supported(final.answer, [f"{p.title} {p.text}" for p in final.sources]):
         return Weakness.UNSUPPORTED
     return None
+
+
+def declined(final: FinalAnswer) -> bool:
+    """The reply says no answer was found, rather than giving one."""
+    return weakness(final) in (Weakness.NO_ANSWER, Weakness.NOT_FOUND)
+
+
+def asks_back(final: FinalAnswer) -> bool:
+    """The reply is a question back to the user ("Which one do you mean: A or B?")."""
+    return not declined(final) and final.answer.rstrip().endswith("?")
+
+
+def reply_text(final: FinalAnswer) -> str:
+    """The reply the chat shows, as plain text: the answer and the reasoning under it; a
+    decline's message and the evidence in its place."""
+    if declined(final):
+        quotes = final.evidence.texts if final.evidence else []
+        return " ".join([weakness(final).message(), *quotes])
+    body = final.draft.strip() if final.draft.strip() != final.answer.strip() else ""
+    return f"{final.answer}\n{body}".strip()

@@ -1,0 +1,200 @@
+"""A question read with the conversation it is asked in.
+
+What is asked is one value (``Asked``): the question as typed, the turns before it, and
+the standalone question the reader writes from both ("Where is that file on Linux?"
+after "Which file holds the settings?" -> "Where is config.toml on Linux?"). Retrieval
+and the paper's y(t-1) || q use the standalone question; the reader also sees the last
+turns within a token budget. A question with no turns before it is not rewritten and
+costs nothing; one the reader finds already standing alone (a change of topic) comes
+back unchanged and is read alone.
+
+The rewrite is few-shot and greedy, laid out like the drafts: a fixed instruction and
+demos (a registered prefix, evaluated once: engine/loop/prefix_states.py), then one user
+turn with the conversation. Plain concatenation of the turns helps retrieval a little and
+then hurts (docs/conversations.md): the standalone question has to be written.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .answers import content_words
+from .events import FinalAnswer
+from .generator import Generator, Message
+from .repetition import stutters
+
+TURNS_READ = 2  # earlier turns the rewrite sees: the referent is almost always in the last two
+ANSWER_WORDS = 40  # of each earlier answer: its opening states what it is about
+REWRITE_TOKENS = 48  # a question is one line; a reply that runs on is no question
+# How much longer than the question and what it refers to a rewrite may be: a reply
+# that answers instead of rewriting is far longer.
+MAX_GROWTH = 3.0
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One earlier exchange: what the user asked, and what was answered."""
+
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class Asked:
+    question: str  # as typed
+    turns: tuple[Turn, ...] = ()  # the turns before it, oldest first
+    standalone: str = ""  # the question rewritten to stand alone; "" when it needs no context
+
+    @property
+    def searched(self) -> str:
+        """What retrieval and the reader take as the question."""
+        return self.standalone or self.question
+
+
+def turn_of(final: FinalAnswer) -> Turn:
+    """An answered question as an earlier turn: its stated answer (an open question's
+    whole reply), or nothing where none was stated."""
+    stated = bool(final.iterations) and final.iterations[-1].stated
+    return Turn(final.question, final.answer if stated else "")
+
+
+def turns_of(finals: Sequence[FinalAnswer]) -> tuple[Turn, ...]:
+    return tuple(turn_of(final) for final in finals)
+
+
+REWRITE_INSTRUCTION = (
+    "You rewrite the user's last question so that it can be understood without the conversation "
+    "before it. Replace words like it, that, they, there, this one or the second one with what "
+    "they refer to, and add what the question leaves out. Otherwise keep the user's words. If "
+    "the question already stands alone, or changes the topic, repeat it unchanged. Reply with "
+    "the question only."
+)
+
+# (earlier turns as (question, answer), last question, the rewrite)
+REWRITE_DEMOS: tuple[tuple[tuple[tuple[str, str], ...], str, str], ...] = (
+    (
+        (("Who designed the Analytical Engine?", "Charles Babbage designed the Analytical Engine."),),
+        "When was he born?",
+        "When was Charles Babbage born?",
+    ),
+    (
+        (
+            ("How often does the backup tool take a snapshot?", "It takes one snapshot every night."),
+            ("Where are the snapshots stored?", "On the backup disk, in the folder named snapshots."),
+        ),
+        "How long are they kept there?",
+        "How long are the backup tool's nightly snapshots kept on the backup disk?",
+    ),
+    (
+        (("Is the city museum open on Mondays?", "No, the city museum is closed on Mondays."),),
+        "And on Sundays?",
+        "Is the city museum open on Sundays?",
+    ),
+    (
+        (("What documents do I need to renew my passport?", "Your old passport and a recent photo."),),
+        "By the way, what is the capital of Hungary?",
+        "What is the capital of Hungary?",
+    ),
+    (
+        (("Which plans does the gym offer?", "A monthly plan and a yearly plan."),),
+        "What does the second one cost?",
+        "What does the gym's yearly plan cost?",
+    ),
+)
+
+
+def conversation_text(turns: Sequence[Turn], answer_words: int = ANSWER_WORDS) -> str:
+    """The turns as the prompts show them, each answer cut to its first words."""
+    lines = []
+    for turn in turns:
+        words = turn.answer.split()
+        answer = " ".join(words[:answer_words]) + (" ..." if len(words) > answer_words else "")
+        lines += [f"User: {' '.join(turn.question.split())}", f"Assistant: {answer}"]
+    return "\n".join(lines)
+
+
+def rewrite_turn(turns: Sequence[Turn], question: str) -> str:
+    return f"Conversation:\n{conversation_text(turns)}\n\nLast question: {' '.join(question.split())}"
+
+
+def rewrite_prefix() -> list[Message]:
+    """The rewrite's instruction and demos: the same for every conversation."""
+    messages: list[Message] = [{"role": "system", "content": REWRITE_INSTRUCTION}]
+    for turns, question, rewrite in REWRITE_DEMOS:
+        messages.append({"role": "user", "content": rewrite_turn([Turn(*t) for t in turns], question)})
+        messages.append({"role": "assistant", "content": rewrite})
+    return messages
+
+
+def rewrite_messages(turns: Sequence[Turn], question: str) -> list[Message]:
+    return [*rewrite_prefix(), {"role": "user", "content": rewrite_turn(turns[-TURNS_READ:], question)}]
+
+
+_LABEL = re.compile(r"^\W*(?:rewritten|standalone|last)?\s*question\s*:\s*", re.IGNORECASE)
+
+
+def clean_rewrite(reply: str) -> str:
+    """The reply's first line, without a "Question:" label or quotes around it."""
+    line = reply.strip().split("\n", 1)[0].strip()
+    line = _LABEL.sub("", line).strip()
+    if len(line) > 1 and line[0] == line[-1] and line[0] in "\"'`":
+        line = line[1:-1].strip()
+    return line
+
+
+def accepted(rewrite: str, question: str, turns: Sequence[Turn]) -> bool:
+    """A rewrite that is a question of about the question's size, built from the words
+    of the question and the turns: no empty reply, no loop, no answer instead."""
+    if not content_words(rewrite) or stutters(rewrite):
+        return False
+    known = content_words(question) | content_words(conversation_text(turns[-TURNS_READ:]))
+    new = content_words(rewrite) - known
+    limit = MAX_GROWTH * max(len(question.split()), 6)
+    return len(rewrite.split()) <= limit and len(new) <= max(2, len(content_words(rewrite)) // 3)
+
+
+def read_question(
+    question: str,
+    turns: Sequence[Turn],
+    generator: Generator,
+    cancel: threading.Event,
+) -> Asked:
+    """The question read with the turns before it: rewritten by the reader where it needs
+    them. Without turns nothing is generated. A rewrite that only repeats the question, or
+    that fails ``accepted``, leaves the question as typed."""
+    turns = tuple(turns)
+    if not turns:
+        return Asked(question)
+    pieces: list[str] = []
+    stream = generator.stream(rewrite_messages(turns, question), max_tokens=REWRITE_TOKENS, cancel=cancel)
+    try:
+        for piece in stream:
+            pieces.append(piece)
+            if "\n" in "".join(pieces).strip():  # the question is one line
+                break
+    finally:
+        stream.close()
+    rewrite = clean_rewrite("".join(pieces))
+    if cancel.is_set() or not accepted(rewrite, question, turns) or same_question(rewrite, question):
+        return Asked(question, turns)
+    return Asked(question, turns, rewrite)
+
+
+def same_question(rewrite: str, question: str) -> bool:
+    """The rewrite adds no word to the question (it may drop a "by the way"): the
+    question stood alone."""
+    return content_words(rewrite) <= content_words(question)
+
+
+def recent_turns(turns: Sequence[Turn], budget: int, count_tokens: Callable[[str], int]) -> tuple[Turn, ...]:
+    """The last turns whose text fits ``budget`` tokens, oldest first (none when even the
+    last does not fit)."""
+    kept: list[Turn] = []
+    for turn in reversed(turns):
+        if count_tokens(conversation_text([turn, *kept])) > budget:
+            break
+        kept.insert(0, turn)
+    return tuple(kept)

@@ -1,0 +1,239 @@
+"""A question read with the conversation before it, with a scripted reader: the rewrite,
+what retrieval and the reader then take, "your documents don't say", and the history
+and `ask --continue` round trips."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from iterretgen_tui import cli, session
+from iterretgen_tui.engine.loop import iterretgen
+from iterretgen_tui.engine.loop.conversation import (
+    REWRITE_INSTRUCTION,
+    Turn,
+    accepted,
+    clean_rewrite,
+    read_question,
+    recent_turns,
+    turns_of,
+)
+from iterretgen_tui.engine.loop.events import FinalAnswer, QueryFormed, QuestionRead
+from iterretgen_tui.engine.loop.grounding import CHECK
+from iterretgen_tui.engine.loop.trust import Weakness, declined, reply_text, weakness
+from iterretgen_tui.history import History, answer_markdown
+from iterretgen_tui.models import EMBEDDED_LLM
+
+from .fakes import ScriptedGenerator, paper_options
+from .test_loop import default_retriever
+from .tui_support import FakeSession, HeldGenerator
+
+TURNS = (Turn("Who built the Eiffel Tower?", "Gustave Eiffel"),)
+FOLLOW_UP = "Where was he born?"
+REWRITE = "Where was Gustave Eiffel born?"
+
+
+def by_kind(rewrite: str, draft: str = "Gustave Eiffel was born in Dijon. So the answer is Dijon.", check: str = "Yes"):
+    """A reader that rewrites, drafts and checks as the prompt asks."""
+
+    def reply(messages) -> str:
+        if messages[0]["content"] == REWRITE_INSTRUCTION:
+            return rewrite
+        if messages[-1]["content"] == CHECK:
+            return check
+        return draft
+
+    return reply
+
+
+def run(generator, question=FOLLOW_UP, turns=TURNS, **options):
+    return list(
+        iterretgen.run(
+            question,
+            retriever=default_retriever(),
+            generator=generator,
+            options=paper_options(**{"iterations": 1, "top_k": 2, **options}),
+            turns=turns,
+        )
+    )
+
+
+def test_a_follow_up_is_searched_and_read_as_its_standalone_question():
+    generator = ScriptedGenerator(by_kind(REWRITE))
+    events = run(generator)
+    [read] = [e for e in events if isinstance(e, QuestionRead)]
+    assert (read.standalone, read.turns) == (REWRITE, 1)
+    assert next(e for e in events if isinstance(e, QueryFormed)).query == REWRITE
+    final = events[-1]
+    assert final.question == FOLLOW_UP and final.standalone == REWRITE and final.answer == "Dijon"
+    draft_prompt = generator.prompts[1][-1]["content"]
+    # The reader sees the earlier turn and the standalone question; the passages are this turn's.
+    assert "Earlier in this conversation:\nUser: Who built the Eiffel Tower?\nAssistant: Gustave Eiffel" in draft_prompt
+    assert f"Question: {REWRITE}" in draft_prompt and "Gustave Eiffel was born in Dijon" in draft_prompt
+
+
+def test_a_first_question_costs_nothing_and_a_change_of_topic_is_read_alone():
+    generator = ScriptedGenerator(by_kind(REWRITE))
+    events = run(generator, question="Where was Gustave Eiffel born?", turns=())
+    assert not any(isinstance(e, QuestionRead) for e in events)
+    assert len(generator.prompts) == 1  # the draft alone: nothing rewritten
+    # The reader repeats a question that changes the topic: it is read as asked, without the turns.
+    generator = ScriptedGenerator(by_kind("What is Dijon famous for?"))
+    events = run(generator, question="By the way, what is Dijon famous for?")
+    assert next(e for e in events if isinstance(e, QuestionRead)).standalone == ""
+    assert events[-1].standalone == ""
+    assert "Earlier in this conversation" not in generator.prompts[1][-1]["content"]
+
+
+def test_a_rewrite_that_answers_or_loops_is_not_taken():
+    assert accepted(REWRITE, FOLLOW_UP, TURNS)
+    assert not accepted("", FOLLOW_UP, TURNS)
+    assert not accepted("He was born in Dijon, a city famous for its mustard and its wine.", FOLLOW_UP, TURNS)
+    assert not accepted("Where was he born? " * 6, FOLLOW_UP, TURNS)
+    generator = ScriptedGenerator(
+        by_kind("Gustave Eiffel was born in Dijon, in Burgundy, France, in 1832, son of a merchant.")
+    )
+    assert read_question(FOLLOW_UP, TURNS, generator, threading.Event()).searched == FOLLOW_UP
+    assert clean_rewrite('Question: "Where was Gustave Eiffel born?"\nmore') == REWRITE
+
+
+def test_recent_turns_fit_their_budget_newest_first():
+    turns = (Turn("one two three", "four five"), Turn("six seven", "eight"))
+    count = lambda text: len(text.split())  # noqa: E731
+    assert recent_turns(turns, 1000, count) == turns
+    assert recent_turns(turns, 6, count) == turns[1:]
+    assert recent_turns(turns, 2, count) == ()
+
+
+def test_documents_that_do_not_say_are_said_not_to():
+    generator = ScriptedGenerator(by_kind(REWRITE, check="No."))
+    final = run(generator, check_found=True)[-1]
+    assert generator.prompts[-1][-1]["content"] == CHECK and final.grounded is False
+    assert weakness(final) is Weakness.NOT_FOUND and declined(final)
+    shown = answer_markdown(final)
+    assert shown.startswith("_Read as: Where was Gustave Eiffel born?_\n\n⚠ Your documents don't seem to say")
+    assert "Dijon. So the answer" not in shown and "**From your documents:**" in shown  # evidence, no guess
+    assert reply_text(final).startswith("Your documents don't seem to say")
+    # Where the reader says yes, the answer stands.
+    final = run(ScriptedGenerator(by_kind(REWRITE, check="Yes, it does.")), check_found=True)[-1]
+    assert final.grounded is True and weakness(final) is None and not declined(final)
+
+
+def test_a_continued_conversation_round_trips_through_the_history(tmp_path):
+    history = History(tmp_path / "history.sqlite3")
+    first = run(ScriptedGenerator(by_kind(REWRITE)), question="Who built the Eiffel Tower?", turns=())[-1]
+    cid = history.start(first.question, "/docs")
+    history.add_turn(cid, first)
+    turns = turns_of(history.get(cid).turns)
+    second = run(ScriptedGenerator(by_kind(REWRITE)), turns=turns)[-1]
+    history.add_turn(cid, second)
+    assert history.last_in("/docs") == cid and history.last_in("/elsewhere") is None
+    reopened = history.get(cid).turns
+    assert [t.question for t in reopened] == ["Who built the Eiffel Tower?", FOLLOW_UP]
+    assert reopened[1].standalone == REWRITE and isinstance(reopened[1], FinalAnswer)
+
+
+def ask(monkeypatch, tmp_path, capsys, question, *flags):
+    generator = HeldGenerator(by_kind(REWRITE))
+    generator.release.set()
+    monkeypatch.setenv("ITERRETGEN_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(session, "Session", lambda settings, **_: FakeSession(settings, generator=generator))
+    (tmp_path / "docs").mkdir(exist_ok=True)
+    args = ["ask", question, "--folder", str(tmp_path / "docs"), "--json", "--llm", EMBEDDED_LLM, *flags]
+    code = cli.main([*args, "--iterations", "1", "--query-mode", "draft"])
+    return code, capsys.readouterr()
+
+
+def test_ask_continue_reads_the_last_conversation_of_the_folder(monkeypatch, tmp_path, capsys):
+    code, out = ask(monkeypatch, tmp_path, capsys, "Who built the Eiffel Tower?")
+    first = json.loads(out.out)
+    assert code == 0 and first["standalone"] == "" and first["conversation_id"] >= 1
+    code, out = ask(monkeypatch, tmp_path, capsys, FOLLOW_UP, "--continue")
+    second = json.loads(out.out)
+    assert code == 0 and second["conversation_id"] == first["conversation_id"]
+    assert second["standalone"] == REWRITE
+    code, out = ask(monkeypatch, tmp_path, capsys, FOLLOW_UP, "--cid", "99")
+    assert code == 2 and "no conversation 99" in out.err
+
+
+CONVERSATION_SET = [
+    {  # a follow-up the documents answer
+        "_id": "c1",
+        "turns": [
+            {"role": "user", "text": "Who built the Eiffel Tower?"},
+            {"role": "assistant", "text": "Gustave Eiffel built it."},
+            {"role": "user", "text": FOLLOW_UP},
+        ],
+        "answers": ["He was born in Dijon."],
+        "answerability": "ANSWERABLE",
+        "gold_doc_ids": ["gustave"],
+        "multi_turn": ["Follow-up"],
+    },
+    {  # nothing in the documents answers it
+        "_id": "c2",
+        "turns": [{"role": "user", "text": "How tall is the Eiffel Tower?"}],
+        "answers": ["Sorry, I do not have that information."],
+        "answerability": "UNANSWERABLE",
+        "gold_doc_ids": [],
+        "multi_turn": ["N/A"],
+    },
+    {  # ambiguous: which city?
+        "_id": "c3",
+        "turns": [{"role": "user", "text": "What is the city famous for?"}],
+        "answers": ["Which city do you mean?"],
+        "answerability": "UNDERSPECIFIED",
+        "gold_doc_ids": [],
+        "multi_turn": ["N/A"],
+    },
+]
+
+
+def conversation_reader(messages) -> str:
+    """Rewrites the follow-up, answers from its passages, says no to the height."""
+    if messages[0]["content"] == REWRITE_INSTRUCTION:
+        return REWRITE
+    if messages[-1]["content"] == CHECK:
+        return "No" if "tall" in messages[-3]["content"] else "Yes"
+    return "Gustave Eiffel was born in Dijon. So the answer is Dijon."
+
+
+def test_eval_on_conversations_reports_every_key(monkeypatch, tmp_path, capsys):
+    from iterretgen_tui.session import Session
+
+    from .fakes import HashEmbedder
+    from .test_loop import CORPUS
+
+    root = tmp_path / "convs"
+    root.mkdir()
+    corpus = [{"_id": "gustave" if p.id == 3 else f"d{p.id}", "title": p.title, "text": p.text} for p in CORPUS]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(row) + "\n" for row in corpus))
+    (root / "conversations.jsonl").write_text("".join(json.dumps(row) + "\n" for row in CONVERSATION_SET))
+
+    def load_models(self, status=lambda message: None):
+        self.embedder = HashEmbedder(dim=4096)
+        self.generator = ScriptedGenerator(conversation_reader)
+
+    monkeypatch.setattr(Session, "load_models", load_models)
+    monkeypatch.setenv("ITERRETGEN_HOME", str(tmp_path / "home"))
+    out = tmp_path / "convs.json"
+    args = ["eval", str(root), "--out", str(out), "--iterations", "1", "--retrieval", "dense", "--no-replay"]
+    assert cli.main([*args, "--against-last-turn"]) == 0
+    summary = json.loads(out.read_text())
+    assert summary["n"] == 3
+    for side in ("last_turn", "conversation"):
+        assert set(summary["search"][side]) == {"n", "gold_recall_at_5", "ndcg_at_10"}
+    assert summary["search"]["conversation"]["gold_recall_at_5"] == 1.0
+    answerable = summary["answerable"]
+    assert set(answerable) == {"n", "answer_recall", "rouge_l", "k_prec", "answered", "asked_back"}
+    assert answerable["n"] == 1 and answerable["answered"] == 1.0 and answerable["answer_recall"] > 0
+    assert 0 < answerable["k_prec"] <= 1 and 0 < answerable["rouge_l"] <= 1
+    assert summary["unanswerable"] == {"n": 1, "abstained": 1.0}
+    assert summary["underspecified"] == {"n": 1, "asked_back": 0.0}
+    assert summary["seconds_median"] >= 0
+    assert set(summary["by_multi_turn"]) == {"Follow-up", "N/A"}
+    assert summary["by_multi_turn"]["Follow-up"]["answerable"]["n"] == 1
+    assert set(summary["against_last_turn"]["answerable"]) == {"answer_recall", "rouge_l", "k_prec"}
+    assert "mean" in summary["search"]["differences"]["gold_recall_at_5"]
+    records = [json.loads(line) for line in out.with_suffix(".jsonl").read_text().splitlines()[1:]]
+    assert records[0]["conversation"]["standalone"] == REWRITE and records[0]["last_turn"]["standalone"] == ""
+    assert "answerable (1): answer recall" in capsys.readouterr().out
