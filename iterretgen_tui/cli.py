@@ -71,7 +71,7 @@ def add_loop_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def add_retrieval_flag(parser: argparse.ArgumentParser) -> None:
-    """--retrieval, which the app takes as well as `ask` and `eval` (issue 21)."""
+    """--retrieval, which the app takes as well as `ask` and `eval`."""
     from .engine.retrieval.modes import RETRIEVAL_MODES
 
     parser.add_argument(

@@ -49,7 +49,7 @@ def format_table(summary: dict, *, draft_source: str = "model") -> str:
     retrieval = summary["retrieval"]
     if retrieval:
         lines.append("retrieval with the question alone: " + "  ".join(f"{k} {v:.3f}" for k, v in retrieval.items()))
-    compared = summary.get("retrieval_settings")  # issue 21: each retrieval setting, paired with dense
+    compared = summary.get("retrieval_settings")  # Each retrieval setting, paired with dense
     if compared:
         for name, found in compared["settings"].items():
             lines.append(f"  {name}: " + "  ".join(f"{k} {v:.3f}" for k, v in found.items()))

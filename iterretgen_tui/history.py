@@ -21,7 +21,7 @@ from .engine.loop.events import FinalAnswer
 from .engine.loop.evidence import Evidence
 from .engine.loop.question_kind import OPEN
 from .engine.loop.serialize import final_from_dict, final_to_dict
-from .engine.loop.trust import Weakness, weakness
+from .engine.loop.trust import Weakness, restates, weakness
 from .engine.passages import Passage
 
 _SCHEMA = """
@@ -174,7 +174,7 @@ def answer_markdown(final: FinalAnswer, stale: dict[str, str] | None = None) -> 
             parts.append(evidence_markdown(final.evidence))
     # "Your documents don't say" shows the evidence in place of a guess; the panes keep the drafts.
     guessed = weak is not Weakness.NOT_FOUND
-    if guessed and final.answer and final.iterations and final.iterations[-1].stated:
+    if guessed and final.answer and final.iterations and final.iterations[-1].stated and not restates(final):
         label = "The model's answer (unverified)" if weak else "Answer"
         parts.append(f"**{label}:** {_escape(final.answer)}")
     if guessed and final.kind != OPEN and final.draft.strip() and final.draft.strip() != final.answer:

@@ -31,7 +31,7 @@ class Session:
         self.index = None
         self.folder: Path | None = None
         self.retriever = None
-        self.cores = CoreShare()  # indexing takes half the LLM's cores while it runs (issue 18)
+        self.cores = CoreShare()  # indexing takes half the LLM's cores while it runs
 
     def load_models(self, status: Callable[[str], None] = lambda message: None) -> None:
         from .engine.loop.conversation import rewrite_prefix
@@ -73,7 +73,7 @@ class Session:
         embedder_path = models.resolve_embedder(settings.embedder)
         query_path = models.resolve_embedder(settings.query_encoder) if settings.query_encoder else None
         status(f"loading embedder {settings.embedder} ({settings.embed_backend})")
-        # "auto" measures the backends on this CPU once, before the first index (issue 18).
+        # "auto" measures the backends on this CPU once, before the first index.
         self.embedder = load_embedder(
             embedder_path,
             backend=settings.embed_backend,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Embedding benchmark (issue 8), printed as JSON:
+"""Embedding benchmark, printed as JSON:
 
 - passages per second of raw ``SentenceTransformer.encode`` (torch fp32, the naive path)
   and of each exported backend (ONNX Runtime fp32 and int8, OpenVINO int8) on the same

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The first index on a fresh install against raw sentence-transformers (issue 18), as JSON.
+"""The first index on a fresh install against raw sentence-transformers, as JSON.
 
 N MuSiQue passages are written as N .txt files. Each measurement runs the real CLI
 (``python -m iterretgen_tui index FOLDER --json``) in a new process, as a user would, and

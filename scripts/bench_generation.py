@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Generation benchmarks (issue 8), printed as JSON:
+"""Generation benchmarks, printed as JSON:
 
 - prefix caching: time to first token of an iteration whose prompt shares the demo
   prefix with the previous call (warm) against the same prompt evaluated from scratch

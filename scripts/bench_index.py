@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Indexing benchmark (issue 3), printed as JSON:
+"""Indexing benchmark, printed as JSON:
 
 - passages per second of the folder indexer (parse, split, embed, commit) over ~1,000
   text files written from a dataset's corpus.jsonl, excluding model load;
@@ -7,7 +7,7 @@
   embedded, in the same run (the ceiling the indexer's overhead is measured against);
 - seconds to bring the index up to date after one of the files changes (goal < 2 s),
   and after nothing changed;
-- what the keyword index of hybrid retrieval (issue 21) costs: the folder indexed again
+- what the keyword index of hybrid retrieval costs: the folder indexed again
   into fresh indexes with and without it, alternately ``--repeats`` times, the vectors
   replayed from memory so that only the index's own work differs (passages per second,
   and the same figure with this run's embedding time added back), and each index's size
@@ -81,7 +81,7 @@ def size_on_disk(directory: Path) -> int:
 
 def keyword_index_cost(folder: Path, embedder, built, index_seconds: float, root: Path, repeats: int) -> dict:
     """Indexing with and without the keyword index (dropped right after opening: what an
-    index was before issue 21), alternately, the vectors replayed from the ``built``
+    index was before keyword search), alternately, the vectors replayed from the ``built``
     index, and both indexes' sizes once closed. The first real run (``index_seconds``, with
     the keyword index) less the median index-only hybrid run is its embedding time, which
     is added back to compare the throughput of real runs."""

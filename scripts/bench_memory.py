@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Memory benchmark (issue 8), printed as JSON: peak RSS of a fresh process that loads the
+"""Memory benchmark, printed as JSON: peak RSS of a fresh process that loads the
 default models (embedder and LLM), opens a ``--passages`` (100,000) folder index and
 answers one retrieval, per embedding backend (goal: under 2 GB with the defaults).
 

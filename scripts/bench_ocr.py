@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""OCR benchmark (issue 20), printed as JSON: pages per second and character error rate of
+"""OCR benchmark, printed as JSON: pages per second and character error rate of
 the indexer's OCR on A4 pages this script scans itself.
 
 Known English text (passages of a dataset's corpus, else a built-in paragraph) is typeset

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Reader benchmarks (issue 23), printed as JSON with the CPU they ran on.
+"""Reader benchmarks, printed as JSON with the CPU they ran on.
 
 qa: questions of a QA set through the real loop (the eval harness's own per-question
     scoring, no replay cache), for one --llm: Acc/EM/F1/answer recall per iteration and

@@ -1,12 +1,12 @@
 #!/usr/bin/env python
-"""Retrieval benchmark (issue 8), printed as JSON:
+"""Retrieval benchmark, printed as JSON:
 
 - end to end at ``--passages`` (100,000): a real ``PassageIndex`` (SQLite + FAISS) of
   synthetic vectors (scripts/bench_common.py), real scifact questions encoded one at
   a time by each embedding backend, then ``index.search`` for the top 5 passages with
   their texts: p50/p95 of encode, search and both (goal: p50 < 25 ms), and of the CPU
   time both take (what they cost on an idle machine). Backends run
-  interleaved per question, so each sees the same machine load. Hybrid retrieval (issue 21)
+  interleaved per question, so each sees the same machine load. Hybrid retrieval
   is timed beside it on the same questions: ``HybridRetriever.retrieve`` (encode, dense
   and keyword search 50 deep, fusion, texts), and the keyword search alone, as shipped and with
   every query term kept (no postings budget, engine/retrieval/lexical.py); the passages'
@@ -56,7 +56,7 @@ def size_on_disk(directory: Path) -> int:
 
 
 def compacted_size(directory: Path, *, drop_keywords: bool = False) -> int:
-    """Bytes on disk once compacted; ``drop_keywords``: as the index was before issue 21."""
+    """Bytes on disk once compacted; ``drop_keywords``: as the index was before keyword search."""
     import sqlite3
 
     from iterretgen_tui.engine.indexing.index import _LEXICAL_DROP

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The chat model's threads (issue 18), printed as JSON: half the cores (the old default)
+"""The chat model's threads, printed as JSON: half the cores (the old default)
 against all of them (the default while nothing is indexing), on one loaded model whose
 live context is switched between the two, interleaved:
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env python
-"""The chat window's token rate against raw llama-cpp-python (issue 8), printed as JSON.
+"""The chat window's token rate against raw llama-cpp-python, printed as JSON.
 
 The real app runs headless (Textual's test driver) with the real session and models over
 the repository's docs; the session's generator is wrapped to timestamp every token as
 the app's worker receives it, while the UI renders. Raw llama-cpp-python then generates
 the same number of tokens from the same messages. Runs alternate, medians are reported.
 Also: time from app start to its first frame, and from pressing Enter to the first token
-of iteration 1, alternating on the same loaded model (issue 18): "before", the window as
+of iteration 1, alternating on the same loaded model: "before", the window as
 it was when the issue was filed (half the cores, the demos evaluated in the session's
 first question); "half", half the cores with the demos' saved states; "all", the default
 (all the cores while nothing is indexing, saved states).

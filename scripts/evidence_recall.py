@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Issue 17: does the evidence sentence hold a gold answer? Printed as JSON.
+"""Does the evidence sentence hold a gold answer? Printed as JSON.
 
 The evidence of iteration 1 depends only on the question, the passages retrieved with
 it and the answer the model stated, so it is scored over whole QA sets without the LLM:

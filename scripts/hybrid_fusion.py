@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Issue 21: which keyword index and which fusion make hybrid retrieval? Printed as JSON.
+"""Which keyword index and which fusion make hybrid retrieval? Printed as JSON.
 
 Every question of each dataset is ranked once by dense retrieval and once by keyword
 (bm25) retrieval per tokenizer and title weight, 100 deep; each candidate then re-ranks

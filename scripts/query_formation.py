@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Issue 6: which retrieval for iteration 2 uses a draft best? Printed as JSON.
+"""Which retrieval for iteration 2 uses a draft best? Printed as JSON.
 
 Iteration 2's retrieval depends only on the question, its own top passage and the
 iteration-1 draft, so the drafts saved by one `iterretgen-chat eval DATASET` run score
@@ -18,7 +18,7 @@ does: how each mode uses a perfect draft; ``--retrieval`` is the ranking every s
 reads, as the setting of that name; the unshipped candidates need dense's embedder and
 run with it alone).
 
-Issue 17, what a looping or empty draft should be replaced by (records of drafts made
+And what a looping or empty draft should be replaced by (records of drafts made
 without the loop guard): ``trimmed`` cuts each draft before its repetition;
 ``evidence`` replaces a looping or empty draft by the evidence sentence of iteration 1's
 passages; ``trimmed-or-evidence`` (what the loop does) trims, and falls back to the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Issue 17: how the answers a user reads fare on real documentation. Printed as JSON.
+"""How the answers a user reads fare on real documentation. Printed as JSON.
 
 Runs the real loop (the app's default settings; any --llm) over the questions of
 tests/data/realdocs-questions.jsonl against tests/data/realdocs/ (Node.js API docs, see
@@ -10,10 +10,12 @@ tests/data/realdocs-LICENSE.txt) and reports, over the questions:
 - looping_drafts: the model's last draft repeated itself (the loop guard cut it, where
   there is one); looping_answers: the text the user reads repeats itself;
 - stated: the last iteration stated an answer;
+- declined: the chat said the documents do not say (every question here has an answer
+  in them, so each decline is a false one);
 - right_file: the file cited first (the evidence's, else source [1]) holds the key fact;
   right_file_in_sources: any source does;
 - seconds per question (models loaded and folder indexed beforehand), and the CPU.
-It also runs on code from before issue 17 (no evidence, no guard: those fields fall back).
+It also runs on older code (no evidence, no guard, no check: those fields fall back).
 Usage: scripts/score_realdocs.py [--llm NAME] [--sample N] [--records FILE.jsonl]
 (--sample: N questions spread evenly over the set, which is ordered by file; on a slow
 machine a before/after pair on the same sample is what fits.)
@@ -57,13 +59,13 @@ def cpu_name() -> str:
 
 
 def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
-    evidence = getattr(final, "evidence", None)  # None on code from before issue 17
+    evidence = getattr(final, "evidence", None)  # None on code from before the evidence
     last = final.iterations[-1] if final.iterations else None
     shown = final.draft if getattr(final, "kind", "factoid") == "factoid" else final.answer
     stated = getattr(last, "stated", None)
-    if stated is None:  # before issue 17: the draft's own "So the answer is X."
+    if stated is None:  # before the answer was asked for: the draft's own "So the answer is X."
         stated = bool(last and _ANSWER_MARKER.search(last.draft))
-    # What the user reads under the answer: one quote, and since session 27 a second.
+    # What the user reads under the answer: one quote, or two on newer code.
     quoted = list(getattr(evidence, "texts", [evidence.text])) if evidence else []
     first_file = evidence.source if evidence else (final.sources[0].source if final.sources else "")
     return {
@@ -79,6 +81,7 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
         "looping_draft": bool(getattr(last, "looped", False) or loop_start(final.draft) is not None),
         "looping_answer": loop_start(shown) is not None,
         "stated": stated,
+        "declined": getattr(final, "grounded", None) is False,
         "right_file": Path(first_file).name == item["file"],
         "right_file_in_sources": any(Path(p.source).name == item["file"] for p in final.sources),
         "iterations": len(final.iterations),
@@ -108,6 +111,7 @@ def summary(rows: list[dict]) -> dict:
         "looping_drafts": share("looping_draft"),
         "looping_answers": share("looping_answer"),
         "stated": share("stated"),
+        "declined": share("declined"),
         "right_file": share("right_file"),
         "right_file_in_sources": share("right_file_in_sources"),
         "kind_agreement": round(fmean(float(r["kind"] == r["asked_as"]) for r in rows), 3),

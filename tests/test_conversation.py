@@ -20,7 +20,8 @@ from iterretgen_tui.engine.loop.conversation import (
 )
 from iterretgen_tui.engine.loop.events import FinalAnswer, QueryFormed, QuestionRead
 from iterretgen_tui.engine.loop.grounding import CHECK
-from iterretgen_tui.engine.loop.trust import Weakness, declined, reply_text, weakness
+from iterretgen_tui.engine.loop.queries import EARLIER, QUESTION
+from iterretgen_tui.engine.loop.trust import Weakness, declined, reply_text, restates, weakness
 from iterretgen_tui.history import History, answer_markdown
 from iterretgen_tui.models import EMBEDDED_LLM
 
@@ -63,7 +64,9 @@ def test_a_follow_up_is_searched_and_read_as_its_standalone_question():
     events = run(generator)
     [read] = [e for e in events if isinstance(e, QuestionRead)]
     assert (read.standalone, read.turns) == (REWRITE, 1)
-    assert next(e for e in events if isinstance(e, QueryFormed)).query == REWRITE
+    formed = next(e for e in events if isinstance(e, QueryFormed))
+    # The first search takes turns with the question after the turn before it.
+    assert formed.query == REWRITE and formed.searches == (QUESTION, EARLIER)
     final = events[-1]
     assert final.question == FOLLOW_UP and final.standalone == REWRITE and final.answer == "Dijon"
     draft_prompt = generator.prompts[1][-1]["content"]
@@ -237,3 +240,15 @@ def test_eval_on_conversations_reports_every_key(monkeypatch, tmp_path, capsys):
     records = [json.loads(line) for line in out.with_suffix(".jsonl").read_text().splitlines()[1:]]
     assert records[0]["conversation"]["standalone"] == REWRITE and records[0]["last_turn"]["standalone"] == ""
     assert "answerable (1): answer recall" in capsys.readouterr().out
+
+
+def test_an_answer_that_restates_the_question_is_no_headline():
+    reader = by_kind(REWRITE, draft="HAART therapy combines drugs [1]. So the answer is HAART therapy.")
+    final = run(ScriptedGenerator(reader), question="What is HAART therapy and how does it differ from AZT?", turns=())[
+        -1
+    ]
+    assert final.answer == "HAART therapy" and restates(final)
+    shown = answer_markdown(final)
+    assert "**Answer:**" not in shown and "HAART therapy combines drugs" in shown
+    assert reply_text(final).startswith("HAART therapy combines drugs")
+    assert not restates(run(ScriptedGenerator(by_kind(REWRITE)), turns=())[-1])  # "Dijon" is an answer

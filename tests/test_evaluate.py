@@ -250,7 +250,7 @@ def test_summaries_average_per_iteration():
         "acc_judge": None,
         "answer_recall": 0.5,
         "gold_recall": 0.5,
-        # records from before issue 17 know nothing of these
+        # older records know nothing of these
         "evidence_recall": None,
         "stated": None,
         "looped": None,

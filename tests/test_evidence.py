@@ -1,5 +1,5 @@
 """Evidence sentences, question kinds, the follow-up for an unstated answer, and the
-honesty verdict: issue 17's pieces on their own, with fakes at the model boundary."""
+honesty verdict: the answer's pieces on their own, with fakes at the model boundary."""
 
 from __future__ import annotations
 
@@ -300,6 +300,8 @@ def test_question_kinds():
         "What did we decide about the release?",
         "Explain the stability index.",
         "Describe raw mode.",
+        "What is a safe room?",  # a definition: a name cannot answer it
+        "What are tax-deferred savings?",
     ):
         assert question_kind(open_question) == OPEN, open_question
     for factoid in (
@@ -309,6 +311,8 @@ def test_question_kinds():
         "When was it built?",
         "How long is the delay?",
         "What is querystring.decode() an alias for?",
+        "What is the capital of Hungary?",  # a relation, not a definition
+        "What is the default port used by the server?",
     ):
         assert question_kind(factoid) == FACTOID, factoid
 

@@ -445,3 +445,34 @@ async def test_an_answer_to_the_rest_of_the_question_says_what_was_asked(tmp_pat
         assert "asked next: Where was Gustave Eiffel born?" in source
         note = str(app.query_one("#iteration-1", IterationPane).query_one(".note", Static).render())
         assert "Answer: Dijon (asked next: Where was Gustave Eiffel born?)" in note
+
+
+@pilot_test
+async def test_a_follow_up_is_read_with_the_turns_above_it(tmp_path):
+    from iterretgen_tui.engine.loop.conversation import REWRITE_INSTRUCTION
+
+    def reply(messages) -> str:  # rewrites the follow-up; drafts from the first passage
+        if messages[0]["content"] == REWRITE_INSTRUCTION:
+            return "Where was Gustave Eiffel born?"
+        return "Gustave Eiffel was born in Dijon. So the answer is Dijon."
+
+    generator = HeldGenerator(reply)
+    generator.release.set()
+    app, sessions = make_app(tmp_path, generator=generator)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        await ask_and_wait(pilot, "Who built the Eiffel Tower?")
+        assert sessions[0].turns == [()]  # a first question is asked alone
+        await ask_and_wait(pilot, "Where was he born?")
+        [(turn,)] = sessions[0].turns[1:]
+        assert turn.question == "Who built the Eiffel Tower?" and turn.answer == "Dijon"
+        read_as = str(app.query_one("#iteration-1", IterationPane).query_one(".read-as", Static).render())
+        assert read_as == "Read as: Where was Gustave Eiffel born?"
+        assert answers(app)[-1].source.startswith("_Read as: Where was Gustave Eiffel born?_")
+        cid = app.conversation_id
+        await pilot.press("ctrl+n")  # a new conversation forgets the turns
+        await ask_and_wait(pilot, "Where was he born?")
+        assert sessions[0].turns[-1] == ()
+        await app.reopen(cid)  # one reopened from the history (F3) remembers its own
+        await ask_and_wait(pilot, "When?")
+        assert [t.question for t in sessions[0].turns[-1]] == ["Who built the Eiffel Tower?", "Where was he born?"]

@@ -1,5 +1,5 @@
 """The chat pulls the default reader by itself while the embedded one reads, then switches
-to it without a restart (issue 23). Pilot over the real session and loop with fake models;
+to it without a restart. Pilot over the real session and loop with fake models;
 the pull is a fake at the ``models.pull.pull`` boundary: no test pulls for real."""
 
 from __future__ import annotations

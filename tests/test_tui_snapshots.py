@@ -64,7 +64,7 @@ def test_main_screen_after_the_answer(snap_compare, tmp_path):
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
-# The first five minutes (issue 19): the welcome, the models screen, marked passages.
+# The first five minutes: the welcome, the models screen, marked passages.
 
 SNAPSHOT_HOME = Path("/tmp/iterretgen-snapshot-home")  # shown in the models screen: fixed, unlike tmp_path
 

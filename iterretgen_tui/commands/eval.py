@@ -168,7 +168,7 @@ def run_config(
         **loop,
         "draft_source": draft_source,
         "judge_llm": judge_llm,
-        # issue 17: decoding penalties change every draft
+        # Decoding penalties change every draft
         "repeat_penalty": settings.repeat_penalty,
         "presence_penalty": settings.presence_penalty,
         # Recall at t >= 2 was once of the search alone; now of what the reader read.
@@ -227,7 +227,7 @@ def execute(args: argparse.Namespace) -> int:
         session.load_models(status=say)
     else:  # retrieval alone: no reader is needed, so none is asked for or loaded
         session.load_embedder(status=say)
-    # Issue 21: every retrieval setting is scored (question alone); the loop runs the chosen one.
+    # Every retrieval setting is scored (question alone); the loop runs the chosen one.
     index = open_dataset_index(dataset, session.embedder, say)
     retrievers = {mode: build_retriever(mode, session.embedder, index) for mode in RETRIEVAL_MODES}
     retriever = retrievers[settings.retrieval]

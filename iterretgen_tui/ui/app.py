@@ -292,7 +292,7 @@ class ChatApp(App):
             )
         self.ready.set()
 
-    # The default reader, pulled in the background while the embedded one reads (issue 23).
+    # The default reader, pulled in the background while the embedded one reads.
 
     def reader_changed(self, llm: str, note: str) -> None:
         """A session for ``llm`` is ready; ``note`` says why the embedded model reads in its

@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 from ..engine.loop import provenance
 from ..engine.loop.events import FinalAnswer, IterationTrace
 from ..engine.loop.provenance import AGAIN, CARRIED, NEW, Origin
-from ..engine.loop.queries import DRAFT, LEAD, QUESTION
+from ..engine.loop.queries import DRAFT, EARLIER, LEAD, QUESTION
 from ..engine.passages import Passage
 from .streaming import StreamingMarkdown
 
@@ -55,6 +55,7 @@ SEARCH_WORDS = {
     QUESTION: "the question",
     LEAD: "the last top passage + the question",
     DRAFT: "the draft + the question",
+    EARLIER: "the turn before + the question",
 }
 
 

@@ -1,5 +1,5 @@
 """Pulling a model from inside the window: the models screen's pulls (F5) and the app's own
-pull of the default reader (issue 23) run the same code, through ``models.pull.pull``.
+pull of the default reader run the same code, through ``models.pull.pull``.
 
 A pull runs in a thread worker (``pull_reporting``); its progress and its end come back as
 the two messages below, to whoever started it. They do not bubble: the models screen's

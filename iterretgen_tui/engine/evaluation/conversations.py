@@ -22,11 +22,11 @@ from statistics import fmean, median
 
 from ..loop import iterretgen
 from ..loop.answers import content_words, normalize_answer
-from ..loop.conversation import Turn, read_question
-from ..loop.events import FinalAnswer, QuestionRead
+from ..loop.conversation import Asked, Turn, context_search, read_question
+from ..loop.events import FinalAnswer
 from ..loop.generator import Generator
 from ..loop.options import LoopOptions
-from ..loop.queries import PassageRetriever
+from ..loop.queries import PassageRetriever, first_searches, search_first
 from ..loop.trust import asks_back, declined, reply_text, weakness
 from . import metrics
 from .datasets import DatasetError, _jsonl
@@ -132,9 +132,12 @@ def k_precision(reply: str, passages_text: Sequence[str]) -> float:
     return len(words & read) / len(words)
 
 
-def search_scores(retriever: PassageRetriever, query: str, task: Task, top_k: int) -> dict[str, float]:
-    ranked = [p.source for p in retriever.retrieve(query, SEARCH_DEPTH)]
-    top = [p.source for p in retriever.retrieve(query, top_k)]  # as the loop asks: a fusion's top k may differ
+def search_scores(retriever: PassageRetriever, asked: Asked, task: Task, top_k: int) -> dict[str, float]:
+    """The first search the loop makes for ``asked`` (with its conversation's search
+    beside it, where it has turns), scored against the gold passages."""
+    named = first_searches(asked.searched, context_search(asked))
+    ranked = [p.source for p in search_first(named, retriever, SEARCH_DEPTH)[1]]
+    top = [p.source for p in search_first(named, retriever, top_k)[1]]  # as the loop asks: a fusion's top k may differ
     return {
         "gold_recall_at_5": metrics.gold_recall(top, task.relevant),
         "ndcg_at_10": metrics.ndcg_at(ranked, task.relevant, SEARCH_DEPTH),
@@ -151,20 +154,18 @@ def answer_task(
 ) -> dict:
     """The task's last turn answered as the chat answers it after ``turns``, scored."""
     started = time.perf_counter()
-    standalone = ""
     final: FinalAnswer | None = None
     for event in iterretgen.run(
         task.question, retriever=retriever, generator=generator, options=options, cancel=threading.Event(), turns=turns
     ):
-        if isinstance(event, QuestionRead):
-            standalone = event.standalone
-        elif isinstance(event, FinalAnswer):
+        if isinstance(event, FinalAnswer):
             final = event
     reply = reply_text(final)
     weak = weakness(final)
+    asked = Asked(task.question, tuple(turns), final.standalone)
     return {
-        "standalone": standalone,
-        "search": search_scores(retriever, standalone or task.question, task, options.top_k),
+        "standalone": final.standalone,
+        "search": search_scores(retriever, asked, task, options.top_k),
         "answer": final.answer,
         "reply": reply,
         "passage_ids": [p.source for p in final.sources],
@@ -186,7 +187,7 @@ def search_task(task: Task, *, retriever: PassageRetriever, generator: Generator
     asked = read_question(task.question, task.turns, generator, threading.Event())
     return {
         "standalone": asked.standalone,
-        "search": search_scores(retriever, asked.searched, task, top_k),
+        "search": search_scores(retriever, asked, task, top_k),
         "seconds": round(time.perf_counter() - started, 3),
     }
 
@@ -220,7 +221,7 @@ def evaluate_task(
     if alone_too and not search_only:
         record["last_turn"] = answer_task(task, (), retriever=retriever, generator=generator, options=run)
     else:
-        record["last_turn"] = {"search": search_scores(retriever, task.question, task, options.top_k)}
+        record["last_turn"] = {"search": search_scores(retriever, Asked(task.question), task, options.top_k)}
     return record
 
 

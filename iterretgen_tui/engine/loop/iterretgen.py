@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ..passages import Passage
 from . import provenance
 from .bridges import Redraft
-from .conversation import Asked, Turn, conversation_text, read_question, recent_turns
+from .conversation import Asked, Turn, context_search, conversation_text, read_question, recent_turns
 from .drafting import stream_draft
 from .events import (
     ContextTrimmed,
@@ -40,7 +40,15 @@ from .grounding import passages_answer
 from .options import LoopOptions
 from .outcome import draft_outcome
 from .prompts import Prompt, build_prompt, stated_answer
-from .queries import QUESTION, PassageRetriever, QueryFormer, paper_query, search_again, searches
+from .queries import (
+    PassageRetriever,
+    QueryFormer,
+    first_searches,
+    paper_query,
+    search_again,
+    search_first,
+    searches,
+)
 from .question_kind import FACTOID, question_kind
 from .repetition import LoopGuard
 from .stopping import answers_converge
@@ -83,7 +91,7 @@ def run(
                 yield QuestionRead(t, asked.standalone, len(asked.turns))
             reading = Reading.of(asked, generator, options)
         previous = traces[-1] if traces else None
-        retrieved = yield from retrieve(t, reading.question, previous, retriever, options, next_query)
+        retrieved = yield from retrieve(t, reading, previous, retriever, options, next_query)
         if options.adaptive and retrieved.repeats:
             reason = StopReason.SAME_PASSAGES
             break
@@ -112,12 +120,14 @@ class Reading:
     question: str
     kind: str  # the factoid or the open prompt (engine/loop/question_kind.py)
     earlier: str = ""
+    context: str = ""  # the first search beside the question's, where there are turns (conversation.py)
 
     @classmethod
     def of(cls, asked: Asked, generator: Generator, options: LoopOptions) -> Reading:
         # A question that stands alone as asked is read alone: its turns would only cost tokens.
         shown = recent_turns(asked.turns, options.history_tokens, generator.count_tokens) if asked.standalone else ()
-        return cls(asked.searched, question_kind(asked.searched), conversation_text(shown))
+        kind = question_kind(asked.searched)
+        return cls(asked.searched, kind, conversation_text(shown), context_search(asked))
 
 
 @dataclass(frozen=True)
@@ -133,18 +143,21 @@ class Retrieved:
 
 def retrieve(
     t: int,
-    question: str,
+    reading: Reading,
     previous: IterationTrace | None,
     retriever: PassageRetriever,
     options: LoopOptions,
     next_query: QueryFormer,
 ) -> Steps[Event, None, Retrieved]:
-    """Generation-augmented retrieval: the question at t = 1, then the last draft's query."""
+    """Generation-augmented retrieval: the question at t = 1 (in a conversation, taking
+    turns with the question after the turn before it), then the last draft's query."""
+    question = reading.question
     if previous is None:
-        query, named = question, (QUESTION,)
+        texts = first_searches(question, reading.context)
+        query, named = question, tuple(texts)
         yield QueryFormed(t, query, named)
-        rankings = {QUESTION: retriever.retrieve(query, options.top_k)}
-        found, repeats, again_by, kept = tuple(rankings[QUESTION]), False, {}, 0
+        rankings, first = search_first(texts, retriever, options.top_k)
+        found, repeats, again_by, kept = tuple(first), False, {}, 0
     else:
         query = next_query(question, previous)
         lead = previous.passages[0] if previous.passages else None

@@ -1,4 +1,4 @@
-"""What one iteration's streamed draft amounts to (issue 17): the draft without its
+"""What one iteration's streamed draft amounts to: the draft without its
 repetition, the answer it states (asked for when it states none; the option it stands
 for where the question names two; the rest of a two-hop question asked where the draft
 answered its inner part), and the evidence sentence from the passages it was

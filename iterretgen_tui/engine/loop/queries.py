@@ -23,8 +23,9 @@ from .options import QUERY_MODES
 from .outcome import query_draft
 from .stopping import no_new_passages
 
-# The searches an iteration may merge, by identifier (the UI words them).
-QUESTION, LEAD, DRAFT = "question", "lead", "draft"
+# The searches an iteration may merge, by identifier (the UI words them). EARLIER: the
+# question after the user's turn before it, beside the question at t = 1 of a follow-up.
+QUESTION, LEAD, DRAFT, EARLIER = "question", "lead", "draft", "earlier"
 FUSION_DEPTH = 50  # ranks read from each list before fusing
 
 
@@ -50,6 +51,20 @@ def paper_query(question: str, previous: IterationTrace) -> str:
     """y(t-1) || q, with y(t-1) cut before any repetition (or the evidence sentence when
     nothing of it is left: engine/loop/outcome.query_draft)."""
     return form_query(question, query_draft(previous))
+
+
+def first_searches(question: str, context: str = "") -> dict[str, str]:
+    """Iteration 1's search texts by identifier: the question, and in a conversation the
+    question after the turn before it (engine/loop/conversation.context_search)."""
+    return {QUESTION: question, EARLIER: context} if context else {QUESTION: question}
+
+
+def search_first(
+    named: dict[str, str], retriever: PassageRetriever, k: int
+) -> tuple[dict[str, list[Passage]], list[Passage]]:
+    """Iteration 1's searches, each ranking, and their passages taken in turn."""
+    rankings = rank_searches(named, retriever, k, "interleave")
+    return rankings, merge_rankings(rankings, k, "interleave")
 
 
 def searches(question: str, query: str, mode: str, lead: Passage | None = None) -> dict[str, str]:

@@ -35,8 +35,25 @@ _CHOOSES = re.compile(
 )
 
 
+# "What is X?" of a short X related to nothing else asks for a definition, which a name
+# cannot give: as a factoid the 1.5B answered "What is EBT?" with "EBT". "What is the
+# capital of Hungary?" names a relation ("of") and stays a factoid.
+_DEFINITION = re.compile(r"^\s*what\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?(?P<x>[^?]+?)\s*\?\s*$", re.IGNORECASE)
+_RELATIONS = frozenset(
+    "of for in on at to from by with about between during after before under over into than "
+    "that which who whose where when".split()
+)
+DEFINED_WORDS = 4  # "the Window Preservation Standards Collaborative" is still one thing
+
+
+def defines(question: str) -> bool:
+    match = _DEFINITION.match(question)
+    words = match.group("x").lower().split() if match else []
+    return 0 < len(words) <= DEFINED_WORDS and _RELATIONS.isdisjoint(words)
+
+
 def question_kind(question: str) -> str:
-    return OPEN if _OPEN_START.match(question) else FACTOID
+    return OPEN if _OPEN_START.match(question) or defines(question) else FACTOID
 
 
 def chooses(question: str) -> bool:

@@ -52,6 +52,14 @@ def weakness(final: FinalAnswer) -> Weakness | None:
     return None
 
 
+def restates(final: FinalAnswer) -> bool:
+    """The stated answer only repeats words of the question ("What is HAART therapy and
+    how does it differ from AZT?" -> "HAART therapy"): no answer to show as a headline.
+    "Yes", "no" and numbers have no content words and are answers."""
+    words = content_words(final.answer)
+    return bool(words) and words <= content_words(final.standalone or final.question)
+
+
 def declined(final: FinalAnswer) -> bool:
     """The reply says no answer was found, rather than giving one."""
     return weakness(final) in (Weakness.NO_ANSWER, Weakness.NOT_FOUND)
@@ -69,4 +77,4 @@ def reply_text(final: FinalAnswer) -> str:
         quotes = final.evidence.texts if final.evidence else []
         return " ".join([weakness(final).message(), *quotes])
     body = final.draft.strip() if final.draft.strip() != final.answer.strip() else ""
-    return f"{final.answer}\n{body}".strip()
+    return f"{'' if restates(final) else final.answer}\n{body}".strip()
