@@ -91,6 +91,5 @@ class ScriptedGenerator:
 
 
 def paper_options(**changes) -> LoopOptions:
-    """The paper's loop (its own query, nothing carried forward, no check of its answer
-    after it), which these tests script."""
-    return LoopOptions(**{"keep_passages": False, "query_mode": "draft", "check_found": False, **changes})
+    """The paper's loop (its own query, nothing carried forward), which these tests script."""
+    return LoopOptions(**{"keep_passages": False, "query_mode": "draft", **changes})

@@ -218,6 +218,7 @@ def test_eval_on_conversations_reports_every_key(monkeypatch, tmp_path, capsys):
 
     monkeypatch.setattr(Session, "load_models", load_models)
     monkeypatch.setenv("ITERRETGEN_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ITERRETGEN_CHECK_FOUND", "true")  # the check that makes "your documents don't say"
     out = tmp_path / "convs.json"
     args = ["eval", str(root), "--out", str(out), "--iterations", "1", "--retrieval", "dense", "--no-replay"]
     assert cli.main([*args, "--against-last-turn"]) == 0
@@ -236,7 +237,8 @@ def test_eval_on_conversations_reports_every_key(monkeypatch, tmp_path, capsys):
     assert set(summary["by_multi_turn"]) == {"Follow-up", "N/A"}
     assert summary["by_multi_turn"]["Follow-up"]["answerable"]["n"] == 1
     assert set(summary["against_last_turn"]["answerable"]) == {"answer_recall", "rouge_l", "k_prec"}
-    assert "mean" in summary["search"]["differences"]["gold_recall_at_5"]
+    assert set(summary["search"]["last_two_turns"]) == {"n", "gold_recall_at_5", "ndcg_at_10"}
+    assert "mean" in summary["search"]["differences"]["conversation vs last_turn"]["gold_recall_at_5"]
     records = [json.loads(line) for line in out.with_suffix(".jsonl").read_text().splitlines()[1:]]
     assert records[0]["conversation"]["standalone"] == REWRITE and records[0]["last_turn"]["standalone"] == ""
     assert "answerable (1): answer recall" in capsys.readouterr().out

@@ -294,8 +294,6 @@ def fake_models(monkeypatch):
     """The `eval` command with fakes at the model boundary; ``generators`` lists the
     generator each successive run gets."""
     generators = []
-    # The scripted readers count their drafts; the check after the last one is tested on its own.
-    monkeypatch.setenv("ITERRETGEN_CHECK_FOUND", "false")
 
     def load_models(self, status=lambda message: None):
         self.embedder = HashEmbedder(dim=4096)
@@ -434,3 +432,24 @@ def test_eval_retrieval_only_dataset(tmp_path, fake_models, capsys):
     assert summary["retrieval"] == {"recall@5": 1.0, "recall@10": 1.0, "recall@100": 1.0, "ndcg@10": 1.0}
     assert out.with_suffix(".png").exists()
     assert main(["eval", str(root), "--draft-source", "gold"]) == 2
+
+
+def test_eval_on_a_retrieval_only_set_asks_for_no_reader(tmp_path, monkeypatch, capsys):
+    """A set without answers (scifact) is scored on retrieval alone: in a home with no
+    reader pulled, no reader is asked for or loaded."""
+    claims = [{"_id": q["_id"], "text": q["text"], "gold_doc_ids": q["gold_doc_ids"]} for q in QUERIES]
+    root = write_dataset(tmp_path / "claims", claims)
+    monkeypatch.setenv("ITERRETGEN_HOME", str(tmp_path / "home"))
+
+    def no_reader(self, status=lambda message: None):
+        raise AssertionError("a retrieval-only set loaded the reader")
+
+    def embedder_only(self, status=lambda message: None):
+        self.embedder = HashEmbedder(dim=4096)
+
+    monkeypatch.setattr(Session, "load_models", no_reader)
+    monkeypatch.setattr(Session, "load_embedder", embedder_only)
+    out = tmp_path / "claims.json"
+    assert main(["eval", str(root), "--iterations", "1", "--out", str(out), "--retrieval", "dense"]) == 0
+    summary = json.loads(out.read_text())
+    assert summary["iterations"] == [] and summary["retrieval"]["recall@5"] > 0

@@ -111,7 +111,6 @@ async def test_question_streams_each_iteration_then_the_cited_answer(tmp_path):
                     keep_passages=False,
                     query_mode="draft",
                     max_tokens=app.settings.max_tokens,
-                    check_found=False,
                 ),
             )
         ]

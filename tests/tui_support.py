@@ -162,7 +162,6 @@ SCRIPTED = Settings(
     top_k=2,
     query_mode="draft",
     keep_passages=False,
-    check_found=False,
 )
 
 

@@ -218,6 +218,9 @@ def evaluate_task(
             else answer_task(task, task.turns, retriever=retriever, generator=generator, options=run)
         ),
     }
+    # The naive query, for scale: the user's previous turn and the last one glued.
+    glued = f"{task.turns[-1].question} {task.question}" if task.turns else task.question
+    record["glued"] = {"search": search_scores(retriever, Asked(glued), task, options.top_k)}
     if alone_too and not search_only:
         record["last_turn"] = answer_task(task, (), retriever=retriever, generator=generator, options=run)
     else:
@@ -266,6 +269,7 @@ def summarize(records: Sequence[dict]) -> dict:
         "n": len(records),
         "search": {
             "last_turn": search_block(records, "last_turn"),
+            "last_two_turns": search_block(records, "glued"),
             "conversation": search_block(records, "conversation"),
             "differences": search_differences(records),
         },
@@ -290,8 +294,11 @@ def summarize(records: Sequence[dict]) -> dict:
 def search_differences(records: Sequence[dict]) -> dict:
     rows = searched(records)
     return {
-        m: paired([r["conversation"]["search"][m] - r["last_turn"]["search"][m] for r in rows])
-        for m in ("gold_recall_at_5", "ndcg_at_10")
+        f"conversation vs {side}": {
+            m: paired([r["conversation"]["search"][m] - r[side]["search"][m] for r in rows])
+            for m in ("gold_recall_at_5", "ndcg_at_10")
+        }
+        for side in ("last_turn", "glued")
         if rows
     }
 
@@ -326,6 +333,8 @@ def report(summary: dict) -> str:
         f"{summary['dataset']}: {summary['n']} conversations",
         f"search gold recall@5 / nDCG@10 ({search['conversation']['n']} answerable with gold passages): "
         f"last turn {pct(search['last_turn']['gold_recall_at_5'])} / {pct(search['last_turn']['ndcg_at_10'])}, "
+        f"last two user turns {pct(search['last_two_turns']['gold_recall_at_5'])} / "
+        f"{pct(search['last_two_turns']['ndcg_at_10'])}, "
         f"as read {pct(search['conversation']['gold_recall_at_5'])} / {pct(search['conversation']['ndcg_at_10'])}",
         f"answerable ({answerable['n']}): answer recall {pct(answerable['answer_recall'])}, "
         f"ROUGE-L {pct(answerable['rouge_l'])}, K-precision {pct(answerable['k_prec'])}, "

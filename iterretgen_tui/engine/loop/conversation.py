@@ -10,8 +10,10 @@ back unchanged and is read alone.
 
 The rewrite is few-shot and greedy, laid out like the drafts: a fixed instruction and
 demos (a registered prefix, evaluated once: engine/loop/prefix_states.py), then one user
-turn with the conversation. Plain concatenation of the turns helps retrieval a little and
-then hurts (docs/conversations.md): the standalone question has to be written.
+turn with the conversation. A small reader leaves many follow-ups as they were typed, so
+the first search also searches the question after the user's previous turn
+(``context_search``), and the loop takes the two rankings in turn: on MTRAG conversations
+that beats both the rewrite alone and the two turns glued (docs/conversations.md).
 """
 
 from __future__ import annotations

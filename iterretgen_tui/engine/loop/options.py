@@ -26,8 +26,10 @@ class LoopOptions:
     # Of the conversation before a follow-up, what the reader sees beside its passages.
     history_tokens: int = 96
     # Ask the reader after its last draft whether its passages state the answer; a "no"
-    # is shown as "your documents don't say" (engine/loop/grounding.py).
-    check_found: bool = True
+    # is shown as "your documents don't say" (engine/loop/grounding.py). Off by default:
+    # the 1.5B says yes to every such check, on unanswerable questions too
+    # (docs/conversations.md), so it would only cost time.
+    check_found: bool = False
 
     def __post_init__(self) -> None:
         if self.query_mode not in QUERY_MODES:
