@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .answers import content_words
+from .drafting import short_reply
 from .events import FinalAnswer
 from .generator import Generator, Message
 from .repetition import stutters
@@ -186,16 +187,9 @@ def read_question(
     turns = tuple(turns)
     if not turns:
         return Asked(question)
-    pieces: list[str] = []
-    stream = generator.stream(rewrite_messages(turns, question), max_tokens=REWRITE_TOKENS, cancel=cancel)
-    try:
-        for piece in stream:
-            pieces.append(piece)
-            if "\n" in "".join(pieces).strip():  # the question is one line
-                break
-    finally:
-        stream.close()
-    rewrite = clean_rewrite("".join(pieces))
+    messages = rewrite_messages(turns, question)
+    reply = short_reply(generator, messages, REWRITE_TOKENS, cancel, lambda text: "\n" in text.strip())  # one line
+    rewrite = clean_rewrite(reply)
     if cancel.is_set() or not accepted(rewrite, question, turns) or same_question(rewrite, question):
         return Asked(question, turns)
     return Asked(question, turns, rewrite)

@@ -1,14 +1,16 @@
 """A draft streamed from the model: stopped as soon as it states its answer (small models
-otherwise ramble to the token limit) or repeats itself (the loop guard)."""
+otherwise ramble to the token limit) or repeats itself (the loop guard). And the short
+replies around drafts (the answer asked for, the question rewritten, the yes/no check),
+read only as far as they are needed."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from .generator import Generator, Message
 from .prompts import answer_end
-from .repetition import LoopGuard
+from .repetition import LoopGuard, stutters
 
 
 def stream_draft(
@@ -33,3 +35,25 @@ def stream_draft(
                 break
     finally:
         stream.close()  # stops decoding at once
+
+
+def short_reply(
+    generator: Generator,
+    messages: Sequence[Message],
+    max_tokens: int,
+    cancel: threading.Event,
+    done: Callable[[str], bool],
+) -> str:
+    """The model's short reply, read until ``done`` says what is wanted is in it, or until
+    it stutters (a loop states nothing, so nothing more is worth waiting for)."""
+    pieces: list[str] = []
+    stream = generator.stream(messages, max_tokens=max_tokens, cancel=cancel)
+    try:
+        for piece in stream:
+            pieces.append(piece)
+            text = "".join(pieces)
+            if done(text) or stutters(text):
+                break
+    finally:
+        stream.close()
+    return "".join(pieces)

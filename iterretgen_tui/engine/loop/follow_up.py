@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from .answers import content_words
+from .drafting import short_reply
 from .generator import Generator, Message
 from .prompts import answer_end, extract_answer, stated_answer
 from .repetition import stutters
@@ -49,7 +50,7 @@ def go_on_to_answer(generator: Generator, messages: Sequence[Message], draft: st
     is" where it began again, and going on from there only loops again (docs/answers.md)."""
     begun = f"{finished(draft)} {LEAD}".lstrip()
     going_on = [*messages, {"role": "assistant", "content": begun}]
-    reply = _reply(generator, going_on, cancel, lambda text: answer_end(begun + text) is not None)
+    reply = short_reply(generator, going_on, MAX_TOKENS, cancel, lambda text: answer_end(begun + text) is not None)
     return "" if stutters(reply) else stated_answer(begun + reply)
 
 
@@ -64,29 +65,12 @@ def finished(draft: str) -> str:
 
 def ask_outright(generator: Generator, messages: Sequence[Message], draft: str, cancel: threading.Event) -> str:
     """The answer the model states in a follow-up turn; "" when it states none."""
-    reply = _reply(generator, follow_up_messages(messages, draft), cancel, lambda text: answer_line(text)[1])
+    turn = follow_up_messages(messages, draft)
+    reply = short_reply(generator, turn, MAX_TOKENS, cancel, lambda text: answer_line(text)[1])
     line = answer_line(reply)[0]
     if not line or stutters(reply) or echoes_question(line):  # a loop or our own words state nothing
         return ""
     return extract_answer(line)
-
-
-def _reply(
-    generator: Generator, messages: Sequence[Message], cancel: threading.Event, done: Callable[[str], bool]
-) -> str:
-    """The model's short reply, read until ``done`` says the answer is in it, or until
-    it stutters (a loop states nothing, so nothing more is worth waiting for)."""
-    pieces: list[str] = []
-    stream = generator.stream(messages, max_tokens=MAX_TOKENS, cancel=cancel)
-    try:
-        for piece in stream:
-            pieces.append(piece)
-            text = "".join(pieces)
-            if done(text) or stutters(text):
-                break
-    finally:
-        stream.close()
-    return "".join(pieces)
 
 
 def echoes_question(line: str) -> bool:

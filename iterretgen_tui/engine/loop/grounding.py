@@ -17,6 +17,7 @@ import threading
 from collections.abc import Sequence
 
 from .answers import yes_or_no
+from .drafting import short_reply
 from .generator import Generator, Message
 
 CHECK = (
@@ -34,13 +35,7 @@ def passages_answer(
     generator: Generator, messages: Sequence[Message], draft: str, cancel: threading.Event
 ) -> bool | None:
     """The reader's verdict on its own prompt and draft; None when it gives none."""
-    pieces: list[str] = []
-    stream = generator.stream(check_messages(messages, draft), max_tokens=MAX_TOKENS, cancel=cancel)
-    try:
-        for piece in stream:
-            pieces.append(piece)
-            if yes_or_no("".join(pieces)) is not None:
-                break
-    finally:
-        stream.close()
-    return yes_or_no("".join(pieces))
+    reply = short_reply(
+        generator, check_messages(messages, draft), MAX_TOKENS, cancel, lambda text: yes_or_no(text) is not None
+    )
+    return yes_or_no(reply)
