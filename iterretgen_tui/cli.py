@@ -27,7 +27,15 @@ class UserError(IterRetGenError):
 
 
 def add_model_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--llm", help="GGUF chat model: catalogue name, pulled name or path")
+    parser.add_argument(
+        "--llm", help="GGUF chat model: catalogue name, pulled name or path; with --llm-server, the served model"
+    )
+    parser.add_argument(
+        "--llm-server",
+        dest="llm_server",
+        metavar="URL",
+        help="read with the model an OpenAI-compatible server runs (llama-server, Ollama's /v1, vLLM, LM Studio)",
+    )
     parser.add_argument("--embedder", help="sentence-transformers model: name or folder")
     parser.add_argument(
         "--query-encoder",
@@ -46,7 +54,7 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
 
 def add_loop_flags(parser: argparse.ArgumentParser) -> None:
     """The loop's settings that `ask` and `eval` take as flags; unset, the settings file's."""
-    from .engine.loop.options import PASSAGE_ORDERS, QUERY_MODES
+    from .engine.loop.options import PASSAGE_ORDERS, QUERY_MODES, READ_MODES
 
     parser.add_argument(
         "--query-mode",
@@ -66,6 +74,19 @@ def add_loop_flags(parser: argparse.ArgumentParser) -> None:
         choices=PASSAGE_ORDERS,
         help="where kept passages go: auto (the order measured best for the reader), "
         "new-first, or earlier-first (faster; default: the setting)",
+    )
+    parser.add_argument(
+        "--read",
+        choices=READ_MODES,
+        help="what of each passage the model reads: the sentences that bear on the question within "
+        "--read-tokens (budget), the best of each passage (sentences), or all of it (whole); default: the setting",
+    )
+    parser.add_argument(
+        "--read-tokens",
+        dest="read_tokens",
+        type=int,
+        metavar="N",
+        help="tokens of passages the model reads an iteration with --read budget (default: the setting)",
     )
     add_retrieval_flag(parser)
 
@@ -91,6 +112,7 @@ def settings_from(args: argparse.Namespace, **extra):
         name: getattr(args, name, None)
         for name in (
             "llm",
+            "llm_server",
             "embedder",
             "device",
             "query_encoder",
@@ -98,6 +120,8 @@ def settings_from(args: argparse.Namespace, **extra):
             "query_mode",
             "keep_passages",
             "passage_order",
+            "read",
+            "read_tokens",
             "retrieval",
         )
     }

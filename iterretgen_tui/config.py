@@ -22,6 +22,9 @@ DEVICES = ("auto", "cpu", "cuda")
 @dataclass(frozen=True)
 class Settings:
     llm: str = "qwen2.5-coder-1.5b-instruct"  # catalogue name, pulled name or GGUF path (models.DEFAULT_LLM)
+    # An OpenAI-compatible server that runs the reader instead (engine/loop/served.py); with it,
+    # llm names the served model, and the default means the first one the server lists.
+    llm_server: str = ""
     embedder: str = "all-minilm-l6-v2"  # catalogue name or sentence-transformers folder
     query_encoder: str = ""  # an adapted query encoder (see `adapt`); empty: the embedder's own
     device: str = "auto"
@@ -37,6 +40,8 @@ class Settings:
     max_tokens: int = LoopOptions.max_tokens
     history_tokens: int = LoopOptions.history_tokens
     check_found: bool = LoopOptions.check_found
+    read: str = LoopOptions.read
+    read_tokens: int = LoopOptions.read_tokens
     retrieval: str = "hybrid"  # rankings every search fuses (engine/retrieval/modes.py; docs/evaluation.md)
     n_ctx: int = 4096
     # llama.cpp's remedies for repetition; none by default (greedy, as the paper): the loop
@@ -49,6 +54,9 @@ class Settings:
     # The chat pulls the default reader by itself when it is missing (docs/models.md);
     # off for metered connections.
     auto_pull: bool = True
+    # Folders of GGUF files to offer as readers, besides the stores found by themselves
+    # (models/found.py); ITERRETGEN_MODEL_FOLDERS separates them with os.pathsep.
+    model_folders: tuple[str, ...] = ()
     last_folder: str = ""
 
     @property
@@ -87,6 +95,11 @@ _FIELDS = {f.name: f for f in fields(Settings)}
 
 def _coerce(name: str, value: Any) -> Any:
     kind = type(getattr(Settings(), name))
+    if kind is tuple:  # a TOML list, or the environment's one string
+        items = value.split(os.pathsep) if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)):
+            raise ConfigError(f"{name} must be a list of folders, not {value!r}")
+        return tuple(str(item) for item in items if item)
     if kind is bool and isinstance(value, str):
         lowered = value.strip().lower()
         if lowered not in ("1", "0", "true", "false", "yes", "no", "on", "off"):

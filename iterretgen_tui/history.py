@@ -17,7 +17,8 @@ from pathlib import Path
 
 from . import paths
 from .engine.errors import IterRetGenError
-from .engine.loop.events import FinalAnswer
+from .engine.loop.answers import normalize_answer
+from .engine.loop.events import FinalAnswer, StopReason
 from .engine.loop.evidence import Evidence
 from .engine.loop.question_kind import OPEN
 from .engine.loop.serialize import final_from_dict, final_to_dict
@@ -185,11 +186,32 @@ def answer_markdown(final: FinalAnswer, stale: dict[str, str] | None = None) -> 
             )
     if weak is None and final.evidence:
         parts.append(evidence_markdown(final.evidence))
+    checked = checked_note(final)
+    if checked:
+        parts.append(f"_{checked}_")
     if final.sources:
         parts.append("**Sources**\n\n" + sources_markdown(final.sources, stale))
         if stale and not stale.keys().isdisjoint(p.source for p in final.sources):
             parts.append("_A source changed since it was indexed: Ctrl+R re-indexes the folder._")
     return "\n\n".join(parts) or "_No answer._"
+
+
+def checked_note(final: FinalAnswer) -> str:
+    """How the first stated answer, which the chat shows while later iterations run,
+    fared in them: unchanged, or what it was; "" where no iteration checked it."""
+    first = next((trace for trace in final.iterations if trace.stated), None)
+    if first is None or final.stop_reason is StopReason.CANCELLED or final.stopped_at == first.t:
+        return ""
+    why = final.stop_reason.describe(final.stopped_at)
+    later = [trace for trace in final.iterations if trace.t > first.t]
+    if not later:  # the next search found nothing new: nothing to check it against
+        return f"Checked: the next search found no new passages, so the first answer stands ({why})."
+    seen = {p.id for p in first.passages}
+    more = len({p.id for trace in later for p in trace.passages} - seen)
+    passages = f"{more} more passage{'s' if more != 1 else ''}"
+    if normalize_answer(first.answer) == normalize_answer(final.answer):
+        return f"Checked against {passages}: unchanged ({why})."
+    return f"Changed after reading {passages}; the first answer was: {_escape(first.answer)} ({why})."
 
 
 def stop_summary(final: FinalAnswer) -> str:

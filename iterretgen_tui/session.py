@@ -39,7 +39,13 @@ class Session:
         from .engine.loop.prompts import every_demo_prefix
 
         settings = self.settings
-        reader = models.choose_reader(settings.llm, fallback=self.fallback_reader)  # fails before the slow load
+        if settings.llm_server:  # the reader runs elsewhere: nothing to find or load here
+            self.generator = self.served_reader(status)  # fails before the slow load
+            self.load_embedder(status)
+            status("models ready")
+            return
+        # Fails before the slow load.
+        reader = models.choose_reader(settings.llm, fallback=self.fallback_reader, folders=settings.model_folders)
         llm_path, self.reader_note = reader.path, reader.note
         if reader.note:
             status(reader.note)
@@ -60,6 +66,25 @@ class Session:
         except ValueError as exc:  # llama.cpp refuses a damaged or unsupported file
             raise models.ModelError(f"cannot load {llm_path}: {exc}") from None
         status("models ready")
+
+    def served_reader(self, status: Callable[[str], None]):
+        """The reader an OpenAI-compatible server runs: the model --llm names, or with
+        --llm left at its default, the first one the server lists."""
+        from .engine.loop.served import ServedGenerator, first_model
+
+        url, model = self.settings.llm_server, self.settings.llm
+        status(f"connecting to the reader server at {url}")
+        if model == models.DEFAULT_LLM:
+            model = first_model(url)
+            status(f"reading with {model}, the first model {url} lists (--llm NAME picks another)")
+        return ServedGenerator(
+            url,
+            model,
+            n_ctx=self.settings.n_ctx,
+            passage_order=models.passage_order(Path(model)),
+            repeat_penalty=self.settings.repeat_penalty,
+            presence_penalty=self.settings.presence_penalty,
+        )
 
     def warm_reader(self) -> None:
         """Evaluate the reader's demos ahead of the first question (background work)."""
@@ -146,6 +171,7 @@ class Session:
             "embedder": getattr(self.embedder, "name", self.settings.embedder),
             "embed_backend": getattr(self.embedder, "backend", ""),
             "device": getattr(self.generator, "device", self.settings.device),
+            "llm_server": self.settings.llm_server,  # where the reader runs, when not here
             "passages": len(self.index) if self.index is not None else 0,
             "files": self.index.file_count() if self.index is not None else 0,
             "folder": str(self.folder) if self.folder else "",

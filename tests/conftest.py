@@ -45,3 +45,13 @@ def _isolated_home(tmp_path_factory, monkeypatch, _onnx_exports):
     # The suite reads with the embedded SmolLM2, never the default reader (a 1.1 GB pull).
     monkeypatch.setenv("ITERRETGEN_LLM", "smollm2-135m")
     yield
+
+
+@pytest.fixture(autouse=True)
+def _no_models_of_this_machine(monkeypatch):
+    """Model discovery sees none of this machine's stores (Ollama, LM Studio, the Hugging
+    Face cache, the checkout's models/ folder...): test_local_models.py builds its own."""
+    from iterretgen_tui.models import found
+
+    monkeypatch.setattr(found, "machine_stores", lambda: [])
+    monkeypatch.delenv("ITERRETGEN_MODEL_FOLDERS", raising=False)

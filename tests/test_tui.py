@@ -78,7 +78,10 @@ async def test_question_streams_each_iteration_then_the_cited_answer(tmp_path):
         assert first.border_title == "Iteration 1"
         assert draft_source(app, 1) == DRAFTS[0]
         assert draft_source(app, 2) == "Gustave Eiffel was"
-        assert answers(app)[-1].source.endswith("Gustave Eiffel was")
+        # The chat shows iteration 1's answer at once while iteration 2 checks it.
+        shown = answers(app)[-1].source
+        assert shown.startswith("_First answer; checking it: iteration 2: reading")
+        assert "**Answer:** Paris" in shown and not shown.endswith("Gustave Eiffel was")
         second = app.query_one("#iteration-2", IterationPane)
         assert second.border_title == "Iteration 2"
         query = str(second.query_one(".query", Static).render())
@@ -96,7 +99,10 @@ async def test_question_streams_each_iteration_then_the_cited_answer(tmp_path):
         assert draft_source(app, 3) == DRAFTS[2]
         final = answers(app)[-1]
         assert final.final.answer == "Dijon"
-        assert "**Answer:** Dijon" in final.source
+        assert "**Answer:** Dijon" in final.source and "First answer" not in final.source
+        assert "_Changed after reading 1 more passage; the first answer was: Paris (converged at iteration 3)._" in (
+            final.source
+        )
         assert "**[1]** Gustave Eiffel — `docs/gustave.pdf (p. 2)`" in final.source
         assert "**[2]** Eiffel Tower — `docs/eiffel.md (lines 1-4)`" in final.source
         assert "converged at iteration 3" in status_text(app)
@@ -171,7 +177,8 @@ async def test_escape_cancels_at_once_and_no_more_tokens_arrive(tmp_path):
         await pilot.pause(0.3)
         # All of the first draft, the second up to the hold, and nothing after Esc.
         assert generator.tokens_emitted == emitted == len(DRAFTS[0].split()) + 3
-        assert answers(app)[-1].source.endswith("Gustave Eiffel\n\n_Cancelled._")
+        shown = answers(app)[-1].source  # iteration 1's answer, which iteration 2 was checking
+        assert shown.startswith("**Answer:** Paris") and shown.endswith("\n\n_Cancelled._")
         assert draft_source(app, 2) == "Gustave Eiffel"
         pane = app.query_one("#iteration-2", IterationPane)
         assert pane.border_subtitle == "stopped"

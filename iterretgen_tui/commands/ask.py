@@ -16,7 +16,15 @@ from pathlib import Path
 from ..cli import UserError, add_loop_flags, add_model_flags, settings_from
 from ..engine.indexing.documents import check_folder
 from ..engine.loop.conversation import turns_of
-from ..engine.loop.events import DraftDone, FinalAnswer, IterationStarted, PassagesRetrieved, QuestionRead, Token
+from ..engine.loop.events import (
+    DraftDone,
+    FinalAnswer,
+    FirstAnswer,
+    IterationStarted,
+    PassagesRetrieved,
+    QuestionRead,
+    Token,
+)
 from ..engine.loop.serialize import final_to_dict
 from ..engine.loop.trust import Weakness, weakness
 from ..history import Conversation, History
@@ -85,6 +93,8 @@ def execute(args: argparse.Namespace) -> int:
             sys.stderr.flush()
         elif isinstance(event, DraftDone):
             say(f"\n({event.trace.seconds:.1f} s)")
+        elif isinstance(event, FirstAnswer):
+            say(f"first answer, {event.seconds:.1f} s after the question: {event.answer.answer}")
     seconds = time.perf_counter() - started
     cid = conversation.id if conversation else history.start(args.question, str(folder))
     history.add_turn(cid, final)
@@ -98,7 +108,7 @@ def execute(args: argparse.Namespace) -> int:
                     "seconds": round(seconds, 3),
                     "conversation_id": cid,  # `ask --cid ID` continues it
                     # Which reader answered: the default may still be SmolLM2 until it is pulled.
-                    "models": {key: info[key] for key in ("llm", "embedder", "embed_backend", "device")},
+                    "models": {key: info[key] for key in ("llm", "llm_server", "embedder", "embed_backend", "device")},
                 },
                 ensure_ascii=False,
             )

@@ -113,7 +113,7 @@ def _list(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     configured = {"llm": settings.llm, "embedder": settings.embedder, "query_encoder": settings.query_encoder}
     in_use = {value for value in configured.values() if value}
-    found = models.installed(configured)
+    found = models.installed(configured, settings.model_folders)
     available = models.available(found)
     devices = describe_devices(settings.device)
     backend = _embed_backend(settings)
@@ -140,10 +140,19 @@ def _list(args: argparse.Namespace) -> int:
             )
         )
         return 0
+    mark = {item.name: "*" if item.name in in_use else " " for item in found}
     print("installed (* in use):")
     for item in found:
-        mark = "*" if item.name in in_use else " "
-        _row(mark, item.name, item.kind, item.source, human(item.size_bytes), item.metric)
+        if item.source != "found":
+            _row(mark[item.name], item.name, item.kind, item.source, human(item.size_bytes), item.metric)
+    local = [item for item in found if item.source == "found"]
+    if local:
+        print("found on this machine (read where they lie, never copied; --llm NAME):")
+        for item in local:
+            facts = " ".join(filter(None, (item.quantisation, item.parameters, f"in {item.found_in}")))
+            _row(mark[item.name], item.name, item.kind, "found", human(item.size_bytes), facts)
+            if item.problem:
+                print(f"     not offered: {item.problem}")
     if available:
         print("available (iterretgen-chat models pull NAME):")
         for e in available:

@@ -13,3 +13,7 @@ class ConfigError(IterRetGenError, ValueError):
 
 class DeviceUnavailable(IterRetGenError, RuntimeError):
     """The device asked for cannot be used by this installation."""
+
+
+class ReaderServerError(IterRetGenError, RuntimeError):
+    """The reader server (--llm-server) cannot be reached, or answered with an error."""

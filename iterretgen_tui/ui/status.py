@@ -58,6 +58,7 @@ class StatusLine(Horizontal):
 
     def _show(self) -> None:
         passages = self.facts["passages"]
+        server = self.facts.get("llm_server")  # the reader runs there, not on this device
         size = "index …" if passages is None else f"{passages} passages"
         fallback = " (default not pulled yet)" if self.facts.get("llm_note") else ""
         # The backend (what "auto" measured fastest on this CPU) once the embedder is loaded.
@@ -65,12 +66,12 @@ class StatusLine(Horizontal):
         parts = [
             f"LLM {self.facts['llm']}{fallback}",
             f"embedder {self.facts['embedder']}{backend}",
-            str(self.facts["device"]),
+            f"server {server}" if server else str(self.facts["device"]),
             size,
         ]
         text = " · ".join(parts)
         # A pull of the default reader says more than the hint on how to pull it.
-        hint = self.pull or upgrade_hint(self.facts["llm"])
+        hint = self.pull or ("" if server else upgrade_hint(self.facts["llm"]))
         if hint:
             text += f"  │  {hint}"
         if self.activity:

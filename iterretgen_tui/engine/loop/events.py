@@ -127,6 +127,17 @@ class FinalAnswer:
     # The reader's say, after its last draft, on whether the passages state the answer
     # (engine/loop/grounding.py); None where it was not asked or gave none.
     grounded: bool | None = None
+    # Seconds from the question to the first draft that stated an answer; None for none.
+    first_answer_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class FirstAnswer(IterationEvent):
+    """The first stated answer, while later iterations check it: the answer as it stands
+    after iteration ``t`` (its stop reason is the one a loop ending there would have)."""
+
+    answer: FinalAnswer
+    seconds: float  # from the question
 
 
 Event = (
@@ -137,6 +148,7 @@ Event = (
     | ContextTrimmed
     | Token
     | DraftDone
+    | FirstAnswer
     | Stopped
     | FinalAnswer
 )

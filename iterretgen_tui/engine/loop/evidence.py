@@ -49,7 +49,7 @@ _HEADING = re.compile(r"^[ \t]*#{1,6}\s.*$", re.MULTILINE)
 # quote starts or ends, so does its sentence), a bullet shows as "•".
 _QUOTE_MARKS = re.compile(r"^[ \t]*(?:>[ \t]?)+")
 _BULLET = re.compile(r"^[-*+][ \t]+")
-_DRAWN_BULLET = "• "
+DRAWN_BULLET = "• "
 # Passages keep no blank lines, so a list item ran on into the paragraph after it
 # ("* Returns: {string}" then "The `path.dirname()` method returns ..."): an item's line
 # that a capitalised line follows ends its sentence.
@@ -143,7 +143,7 @@ def _words(sentence: str) -> list[str]:
     """A sentence's words, its bullet drawn as "•" and not counted as a word."""
     words = sentence.split()
     if _BULLET.match(sentence.lstrip()) and len(words) > 1:
-        return [_DRAWN_BULLET + words[1], *words[2:]]
+        return [DRAWN_BULLET + words[1], *words[2:]]
     return words
 
 
@@ -167,7 +167,7 @@ def choose_evidence(
         return None
     asked = [question, f"{draft}\n{question}"] if content_words(draft) else [question]
     queries = embedder.embed_queries(asked)
-    vectors = embedder.embed_batch([_under_heading(passages[n - 1], s) for n, _, s in candidates])
+    vectors = embedder.embed_batch([under_heading(passages[n - 1], s) for n, _, s in candidates])
     scores = vectors @ queries[0]
     backing = [k for k, (*_, s) in enumerate(candidates) if mentions(s, answer)] if content_words(answer) else []
     best = max(backing or range(len(candidates)), key=lambda k: scores[k])
@@ -219,12 +219,12 @@ def _quoted(pieces: Sequence[str]) -> str:
     start time ..." (an item's sentence that ends on a stop or colon goes on as any does)."""
     text = pieces[0]
     for before, piece in zip(pieces, pieces[1:]):
-        item_ends = before.startswith(_DRAWN_BULLET) and not _ENDED.search(before)
-        text += ("\n" if item_ends or piece.startswith(_DRAWN_BULLET) else " ") + piece
+        item_ends = before.startswith(DRAWN_BULLET) and not _ENDED.search(before)
+        text += ("\n" if item_ends or piece.startswith(DRAWN_BULLET) else " ") + piece
     return text
 
 
-def _under_heading(passage: Passage, sentence: str) -> str:
+def under_heading(passage: Passage, sentence: str) -> str:
     """The sentence as scored: after the heading of the section it sits in, which says
     what "The method returns ..." is about. A document's own title is not added: on
     Wikipedia paragraphs, whose titles name the entity, the evidence then held the answer
@@ -239,7 +239,7 @@ def _made_whole(text: str, first: str, last: str, passage: Passage, around: Arou
     covers them."""
     words = passage.text.split()
     # Compared as the passage has them: a bullet there is "*", "-" or "+", not "•".
-    opening, closing = first.removeprefix(_DRAWN_BULLET).split(), last.removeprefix(_DRAWN_BULLET).split()
+    opening, closing = first.removeprefix(DRAWN_BULLET).split(), last.removeprefix(DRAWN_BULLET).split()
     at_start = words[: len(opening)] == opening
     at_end = words[len(words) - len(closing) :] == closing
     if not (at_start or at_end):

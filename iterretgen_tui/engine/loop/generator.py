@@ -140,6 +140,15 @@ class LlamaGenerator:
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
+    def evaluated(self) -> tuple[int, int]:
+        """Prompt tokens evaluated and tokens decoded since the model was loaded, as llama.cpp
+        counts them (a prefix restored from its saved state, or kept from the last prompt,
+        is not evaluated): what a question costs, for benchmarks."""
+        import llama_cpp
+
+        perf = llama_cpp.llama_perf_context(self._llm.ctx)
+        return perf.n_p_eval, perf.n_eval
+
     def warm(self) -> None:
         """Make every registered prefix's state now (read from disk, or evaluated and
         saved), until the first question comes; the rest are made when first used."""

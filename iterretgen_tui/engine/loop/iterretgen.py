@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ..passages import Passage
 from . import provenance
 from .bridges import Redraft
+from .compression import SentenceMemo, read_parts
 from .conversation import Asked, Turn, context_search, conversation_text, read_question, recent_turns
 from .drafting import stream_draft
 from .events import (
@@ -26,6 +27,7 @@ from .events import (
     DraftDone,
     Event,
     FinalAnswer,
+    FirstAnswer,
     IterationStarted,
     IterationTrace,
     PassagesRetrieved,
@@ -35,6 +37,7 @@ from .events import (
     StopReason,
     Token,
 )
+from .evidence import SentenceEmbedder
 from .generator import Generator
 from .grounding import passages_answer
 from .options import LoopOptions
@@ -74,6 +77,9 @@ def run(
     if not question.strip():
         raise ValueError("the question is empty")
     cancel = cancel or threading.Event()
+    began = time.perf_counter()
+    first_seconds: float | None = None  # to the first draft that states an answer
+    sentences = SentenceMemo(retriever.embedder) if retriever.embedder is not None else None
     asked = Asked(question, tuple(turns))
     reading: Reading | None = None  # made once the question is read
     traces: list[IterationTrace] = []
@@ -95,13 +101,19 @@ def run(
         if options.adaptive and retrieved.repeats:
             reason = StopReason.SAME_PASSAGES
             break
-        drafted = yield from generate(t, reading, retrieved, previous, generator, retriever, options, cancel, started)
+        drafted = yield from generate(
+            t, reading, retrieved, previous, generator, retriever, sentences, options, cancel, started
+        )
         if drafted is None:
             reason = StopReason.CANCELLED
             break
         trace, last_prompt = drafted
         traces.append(trace)
         yield DraftDone(t, trace)
+        if first_seconds is None and trace.stated:
+            first_seconds = time.perf_counter() - began
+            if t < options.iterations:  # later iterations check it: the chat shows it meanwhile
+                yield FirstAnswer(t, final_answer(asked, traces, StopReason.MAX_ITERATIONS, t), first_seconds)
         if options.adaptive and previous and answers_converge(previous.answer, trace.answer):
             reason = StopReason.CONVERGED
             break
@@ -109,7 +121,7 @@ def run(
     grounded = None
     if options.check_found and traces and traces[-1].stated and not cancel.is_set():
         grounded = passages_answer(generator, last_prompt.messages, traces[-1].draft, cancel)
-    yield final_answer(asked, traces, reason, t, grounded)
+    yield final_answer(asked, traces, reason, t, grounded, first_seconds)
 
 
 @dataclass(frozen=True)
@@ -183,6 +195,7 @@ def generate(
     previous: IterationTrace | None,
     generator: Generator,
     retriever: PassageRetriever,
+    sentences: SentenceEmbedder | None,
     options: LoopOptions,
     cancel: threading.Event,
     started: float,
@@ -191,7 +204,7 @@ def generate(
     soon as it states its answer or repeats itself; the trace and the prompt it was
     drafted from, or None if cancelled."""
     question, kind = reading.question, reading.kind
-    prompt = order_passages(reading, retrieved.passages, previous, generator, options)
+    prompt = order_passages(reading, retrieved, previous, generator, sentences, options)
     if prompt.dropped or prompt.truncated:
         yield ContextTrimmed(t, len(prompt.passages), prompt.dropped, prompt.truncated)
     guard = LoopGuard()  # holds the draft; a draft that repeats itself stops at once
@@ -208,9 +221,9 @@ def generate(
         guard,
         prompt,
         generator,
-        retriever.embedder,
+        sentences,
         cancel,
-        redrafter(prompt, generator, options, cancel),
+        redrafter(prompt, generator, sentences, options, cancel),
         around,
     )
     if cancel.is_set():
@@ -229,12 +242,18 @@ def generate(
     return trace, prompt
 
 
-def redrafter(prompt: Prompt, generator: Generator, options: LoopOptions, cancel: threading.Event) -> Redraft:
+def redrafter(
+    prompt: Prompt,
+    generator: Generator,
+    sentences: SentenceEmbedder | None,
+    options: LoopOptions,
+    cancel: threading.Event,
+) -> Redraft:
     """The answer a fresh draft states to another question over the same passages; its
     prompt shares everything before the question with this one, which llama.cpp reuses."""
 
     def redraft(question: str) -> str:
-        again = fitted_prompt(Reading(question, FACTOID), prompt.passages, generator, options)
+        again = fitted_prompt(Reading(question, FACTOID), prompt.passages, generator, sentences, options)
         guard = LoopGuard()
         for _ in stream_draft(generator, again.messages, FACTOID, options.max_tokens, guard, cancel):
             pass
@@ -245,9 +264,10 @@ def redrafter(prompt: Prompt, generator: Generator, options: LoopOptions, cancel
 
 def order_passages(
     reading: Reading,
-    found: Sequence[Passage],
+    retrieved: Retrieved,
     previous: IterationTrace | None,
     generator: Generator,
+    sentences: SentenceEmbedder | None,
     options: LoopOptions,
 ) -> Prompt:
     """The prompt of this iteration's passages, with the earlier ones kept when asked.
@@ -257,8 +277,10 @@ def order_passages(
     new-first, so the budget never trims away what this iteration found. ``auto``: the
     order measured best for this reader (docs/evaluation.md)."""
 
+    found = retrieved.passages
+
     def build(passages: Sequence[Passage]) -> Prompt:
-        return fitted_prompt(reading, passages, generator, options)
+        return fitted_prompt(reading, passages, generator, sentences, options, retrieved.query)
 
     if not (options.keep_passages and previous):
         return build(found)
@@ -270,18 +292,32 @@ def order_passages(
     return build(carry_forward(found, previous.passages))
 
 
-def fitted_prompt(reading: Reading, passages: Sequence[Passage], generator: Generator, options: LoopOptions) -> Prompt:
-    """The prompt of ``passages`` that leaves the model room for a whole draft and the
-    short turns after it (asking for its answer, checking it): llama.cpp refuses a turn
-    that would overflow its window."""
+def fitted_prompt(
+    reading: Reading,
+    passages: Sequence[Passage],
+    generator: Generator,
+    sentences: SentenceEmbedder | None,
+    options: LoopOptions,
+    query: str = "",
+) -> Prompt:
+    """The prompt of what the reader reads of ``passages`` (engine/loop/compression.py:
+    what bears on the question and ``query``, the iteration's search) that leaves the
+    model room for a whole draft and the short turns after it (asking for its answer,
+    checking it): llama.cpp refuses a turn that would overflow its window."""
+    asked = (reading.question, query) if query and query != reading.question else (reading.question,)
+    parts = read_parts(
+        passages, asked, sentences, mode=options.read, tokens=options.read_tokens, count_tokens=generator.count_tokens
+    )
+    given = [(passage, text) for passage, text in zip(passages, parts) if text is not None]
     budget = generator.n_ctx - options.max_tokens - AFTER_DRAFT_TOKENS
     return build_prompt(
         reading.question,
-        passages,
+        [passage for passage, _ in given],
         count_tokens=generator.count_tokens,
         budget=budget,
         kind=reading.kind,
         earlier=reading.earlier,
+        texts=[text for _, text in given],
     )
 
 
@@ -292,7 +328,12 @@ def carry_forward(first: Sequence[Passage], then: Sequence[Passage]) -> tuple[Pa
 
 
 def final_answer(
-    asked: Asked, traces: Sequence[IterationTrace], reason: StopReason, t: int, grounded: bool | None = None
+    asked: Asked,
+    traces: Sequence[IterationTrace],
+    reason: StopReason,
+    t: int,
+    grounded: bool | None = None,
+    first_seconds: float | None = None,
 ) -> FinalAnswer:
     last = traces[-1] if traces else None
     return FinalAnswer(
@@ -307,4 +348,5 @@ def final_answer(
         kind=question_kind(asked.searched),
         standalone=asked.standalone,
         grounded=grounded,
+        first_answer_seconds=first_seconds,
     )

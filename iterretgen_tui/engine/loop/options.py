@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError
 
+# What of each passage the reader evaluates: engine/loop/compression.py says what each does.
+READ_MODES = ("budget", "sentences", "whole")
+
 # How iteration t >= 2 retrieves; engine/loop/queries.py says what each does.
 QUERY_MODES = ("draft", "fusion", "interleave", "feedback")
 # Where kept passages go in the next prompt (engine/loop/iterretgen.py, ``order_passages``);
@@ -30,13 +33,20 @@ class LoopOptions:
     # the 1.5B says yes to every such check, on unanswerable questions too
     # (docs/conversations.md), so it would only cost time.
     check_found: bool = False
+    # What of each passage the reader evaluates (engine/loop/compression.py): the sentences
+    # that bear on the iteration's query within ``read_tokens`` for all of them ("budget"),
+    # the best of each ("sentences"), or whole passages ("whole"); docs/performance.md.
+    read: str = "budget"
+    read_tokens: int = 300
 
     def __post_init__(self) -> None:
         if self.query_mode not in QUERY_MODES:
             raise ConfigError(f"query_mode must be one of {', '.join(QUERY_MODES)}, not {self.query_mode!r}")
         if self.passage_order not in PASSAGE_ORDERS:
             raise ConfigError(f"passage_order must be one of {', '.join(PASSAGE_ORDERS)}, not {self.passage_order!r}")
-        for name in ("iterations", "top_k", "max_tokens"):
+        if self.read not in READ_MODES:
+            raise ConfigError(f"read must be one of {', '.join(READ_MODES)}, not {self.read!r}")
+        for name in ("iterations", "top_k", "max_tokens", "read_tokens"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, not {getattr(self, name)}")
         if self.history_tokens < 0:

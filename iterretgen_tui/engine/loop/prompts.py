@@ -234,11 +234,13 @@ def build_prompt(
     per_message: int = 8,
     kind: str = FACTOID,
     earlier: str = "",
+    texts: Sequence[str] | None = None,
 ) -> Prompt:
     """Demos, then the passages in rank order while they fit ``budget`` tokens; the last
     one that only partly fits is cut at a word boundary. Demos are dropped (last first)
     before the question's own passages would all be lost. ``earlier``: the conversation
-    before the question, shown above the passages."""
+    before the question, shown above the passages; ``texts``: what the model reads of
+    each passage (engine/loop/compression.py), where not the whole of it."""
     demos = demo_messages(kind, choice=chooses(question))  # an open question keeps its own demos
     question_turn = user_turn([], question, kind, earlier)
     fixed = sum(count_tokens(m["content"]) + per_message for m in demos)
@@ -253,8 +255,8 @@ def build_prompt(
     kept: list[Passage] = []
     lines: list[str] = []
     truncated = 0
-    for passage in passages:
-        line = _line(passage.title, passage.text, len(kept) + 1, kind)
+    for passage, text in zip(passages, texts or [p.text for p in passages]):
+        line = _line(passage.title, text, len(kept) + 1, kind)
         cost = count_tokens(line) + 1
         if cost <= room:
             kept.append(passage)
@@ -262,7 +264,7 @@ def build_prompt(
             room -= cost
             continue
         if room >= 32:
-            cut = _cut_to_fit(passage, room - 1, count_tokens, _line_maker(len(kept) + 1, kind))
+            cut = _cut_to_fit(passage.title, text, room - 1, count_tokens, _line_maker(len(kept) + 1, kind))
             if cut:
                 kept.append(passage)
                 lines.append(cut)
@@ -279,17 +281,17 @@ def _line_maker(n: int, kind: str) -> Callable[[str, str], str]:
 
 
 def _cut_to_fit(
-    passage: Passage, room: int, count_tokens: Callable[[str], int], line: Callable[[str, str], str]
+    title: str, text: str, room: int, count_tokens: Callable[[str], int], line: Callable[[str, str], str]
 ) -> str:
-    words = passage.text.split()
+    words = text.split()
     lo, hi = 0, len(words)
     while lo < hi:  # the longest word prefix whose line fits
         mid = (lo + hi + 1) // 2
-        if count_tokens(line(passage.title, " ".join(words[:mid]) + " ...")) <= room:
+        if count_tokens(line(title, " ".join(words[:mid]) + " ...")) <= room:
             lo = mid
         else:
             hi = mid - 1
-    return line(passage.title, " ".join(words[:lo]) + " ...") if lo else ""
+    return line(title, " ".join(words[:lo]) + " ...") if lo else ""
 
 
 # "So the answer is X." as the demos end; small models also open a line with

@@ -1,9 +1,11 @@
 """F5: the models on this machine and the catalogue's others; pull one, or switch to one.
 
-Rows come from the same listing as `iterretgen-chat models list`. Enter on an installed
-model switches to it (the app reloads; a new embedder indexes the folder again, in the
-background); Enter on one not installed pulls it in a thread worker through the same
-``models.pull.pull`` as `models pull`, with a progress bar here. Esc stops a pull (it
+Rows come from the same listing as `iterretgen-chat models list`; the GGUFs found in
+other apps' stores and model folders join them from a thread worker, which reads their
+headers. Enter on an installed or found model switches to it (the app reloads; a new
+embedder indexes the folder again, in the background); Enter on a found model that cannot
+be a reader says why. Enter on one not installed pulls it in a thread worker through the
+same ``models.pull.pull`` as `models pull`, with a progress bar here. Esc stops a pull (it
 resumes where it stopped next time) or closes the screen.
 """
 
@@ -48,18 +50,26 @@ def hub_unreachable() -> str:
 class Row:
     name: str
     kind: str
-    source: str  # embedded, pulled, adapted, local; "" for one not installed
+    source: str  # embedded, pulled, adapted, local, found; "" for one not installed
     size: str
     about: str
+    problem: str = ""  # why a found model is not offered as a reader
 
     @property
     def installed(self) -> bool:
         return bool(self.source)
 
 
-def rows(settings: Settings) -> list[Row]:
-    found = models.installed(
-        {"llm": settings.llm, "embedder": settings.embedder, "query_encoder": settings.query_encoder}
+def about_found(item: models.FoundInstalled) -> str:
+    facts = [item.quantisation, item.parameters and f"{item.parameters} parameters", f"found in {item.found_in}"]
+    return " · ".join(filter(None, [*facts, item.problem and f"not offered: {item.problem}"]))
+
+
+def rows(settings: Settings, local: list[models.FoundInstalled]) -> list[Row]:
+    """The app's own models, those found on this machine (``local``), the catalogue's others."""
+    found = models.own_models(
+        {"llm": settings.llm, "embedder": settings.embedder, "query_encoder": settings.query_encoder},
+        settings.model_folders,
     )
     entries = catalogue.load()
     listed = [
@@ -72,6 +82,7 @@ def rows(settings: Settings) -> list[Row]:
         )
         for i in found
     ]
+    listed += [Row(i.name, i.kind, i.source, models.human(i.size_bytes), about_found(i), i.problem) for i in local]
     listed += [
         Row(e.name, e.kind, "", "~" + models.human(e.size_mb * 1000**2), e.description) for e in models.available(found)
     ]
@@ -87,10 +98,12 @@ def role(row: Row) -> str:
 
 @dataclass
 class Found(Message):
-    """What a background look-up found: the hub line, or where models run."""
+    """What a background look-up found: the hub line, where models run, or the models
+    found on this machine."""
 
     hub: str | None = None
     devices: dict | None = None
+    local: list[models.FoundInstalled] | None = None
 
 
 class ModelsScreen(ModalScreen[Settings | None]):
@@ -115,6 +128,7 @@ class ModelsScreen(ModalScreen[Settings | None]):
         self.background = background  # the model the app pulls by itself now, or ""
         self.where: dict = {}
         self.rows: list[Row] = []
+        self.local: list[models.FoundInstalled] = []  # found on this machine, once the look-up has read them
         self.pulling: str = ""
         self.stop_pull = threading.Event()
 
@@ -140,8 +154,10 @@ class ModelsScreen(ModalScreen[Settings | None]):
 
     @work(thread=True, group="models-look-up", exit_on_error=False)
     def look_up(self) -> None:
-        """The hub check may wait seconds for a timeout, and device detection imports
-        torch and llama.cpp: neither on the UI thread."""
+        """Reading the headers of found models takes tens of milliseconds each, the hub
+        check may wait seconds for a timeout, and device detection imports torch and
+        llama.cpp: none on the UI thread."""
+        self.post_message(Found(local=models.found_models(self.settings.model_folders)))
         self.post_message(Found(hub=self.unreachable()))
         self.post_message(Found(devices=self.devices(self.settings.device)))
 
@@ -156,15 +172,18 @@ class ModelsScreen(ModalScreen[Settings | None]):
         if message.devices is not None:
             self.where = message.devices
             self.fill()
+        if message.local is not None:
+            self.local = message.local
+            self.fill()
 
     def fill(self, select: str = "") -> None:
         table = self.query_one(DataTable)
         keep = select or self.selected_name()
         table.clear()
-        self.rows = rows(self.settings)
+        self.rows = rows(self.settings, self.local)
         in_use = {self.settings.llm, self.settings.embedder, self.settings.query_encoder}
         for row in self.rows:
-            runs = self.where.get("llm" if row.kind in CHAT_KINDS else "embedder", "…")
+            runs = "" if row.problem else self.where.get("llm" if row.kind in CHAT_KINDS else "embedder", "…")
             mark = Text("●", style="bold green") if row.name in in_use else ""
             table.add_row(mark, row.name, row.kind, row.source or "no", row.size, runs, row.about, key=row.name)
         names = [row.name for row in self.rows]
@@ -180,7 +199,9 @@ class ModelsScreen(ModalScreen[Settings | None]):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         row = next(r for r in self.rows if r.name == event.row_key.value)
-        if row.installed:
+        if row.problem:
+            self.notify(f"{row.name} cannot be a reader: {row.problem}", severity="warning")
+        elif row.installed:
             self.use(row)
         elif self.pulling:
             self.notify(f"{self.pulling} is being pulled: wait for it, or Esc to stop it", severity="warning")
