@@ -10,8 +10,8 @@ app. Reported: seconds to the first piece and per generation (median each), the 
 served / in-process, and whether the greedy texts were identical.
 
 Usage:
-  scripts/bench_served.py --llm qwen2.5-coder-1.5b-instruct --n 10
-  scripts/bench_served.py --llm smollm2-135m --n 2 --max-tokens 32
+  PYTHONPATH=.:scripts scripts/bench_served.py --llm qwen2.5-coder-1.5b-instruct --n 10
+  PYTHONPATH=.:scripts scripts/bench_served.py --llm smollm2-135m --n 2 --max-tokens 32
 """
 
 from __future__ import annotations
@@ -19,48 +19,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.request
-from contextlib import contextmanager
 from pathlib import Path
 
 from bench_common import print_report
 
+from tests.llama_server import llama_cpp_server
+
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
-
-
-@contextmanager
-def llama_cpp_server(gguf: Path, *, n_ctx: int, threads: int):
-    """`python -m llama_cpp.server` with ``gguf`` on a free localhost port; its URL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads)]
-    command += ["--n_threads_batch", str(threads)]
-    url = f"http://127.0.0.1:{port}"
-    with tempfile.TemporaryFile() as log:
-        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            while True:
-                try:
-                    urllib.request.urlopen(f"{url}/v1/models", timeout=2).close()
-                    break
-                except OSError:
-                    if server.poll() is not None:
-                        log.seek(0)
-                        sys.exit("llama_cpp.server did not start:\n" + log.read().decode(errors="replace")[-2000:])
-                    time.sleep(0.25)
-            yield url
-        finally:
-            server.terminate()
-            server.wait(30)
 
 
 def questions(args) -> list[tuple[str, str, str, list]]:

@@ -6,13 +6,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
-import subprocess
-import sys
-import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,6 +24,7 @@ from iterretgen_tui.engine.loop.served import ServedGenerator, base_url, estimat
 from iterretgen_tui.engine.passages import Passage
 from iterretgen_tui.session import Session
 
+from .llama_server import ServerDidNotStart, free_port, llama_cpp_server
 from .tui_support import make_app, pilot_test, wait_for
 
 GGUF = models.resolve_llm(models.EMBEDDED_LLM)
@@ -47,12 +43,6 @@ QUESTIONS = [
 COUNTED = ["Iterative retrieval helps.", "Gustave Eiffel was born on 15 December 1832.", "naïve café, 東京 ✓", ""]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 # ---- llama-cpp-python's server with the embedded GGUF -------------------------------------
 
 
@@ -62,33 +52,13 @@ def served_url() -> Iterator[str]:
         import llama_cpp.server.app  # noqa: F401
     except ImportError as exc:
         pytest.skip(f"llama-cpp-python's server extra is not installed ({exc}): pip install -e '.[test]'")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
     # One thread for the prompt too, as the in-process reader below: on a busy CPU a second
     # spinning thread makes the server many times slower, never different.
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(GGUF), "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--n_ctx", "2048", "--n_threads", "1", "--n_threads_batch", "1"]
-    with tempfile.TemporaryFile() as log:
-        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    urllib.request.urlopen(f"{url}/v1/models", timeout=2).close()
-                    break
-                except OSError:
-                    if server.poll() is not None or time.monotonic() > deadline:
-                        log.seek(0)
-                        pytest.fail("llama_cpp.server did not start:\n" + log.read().decode(errors="replace")[-2000:])
-                    time.sleep(0.25)
+    try:
+        with llama_cpp_server(GGUF, n_ctx=2048, threads=1) as url:
             yield url
-        finally:
-            server.terminate()
-            try:
-                server.wait(10)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+    except ServerDidNotStart as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,57 @@
+"""llama-cpp-python's own OpenAI-compatible server (`python -m llama_cpp.server`) on a free
+localhost port: what the served reader's tests and scripts/bench_served.py talk to."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+class ServerDidNotStart(RuntimeError):
+    """The server exited or did not answer in time; the message ends with its log."""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def llama_cpp_server(gguf: Path, *, n_ctx: int, threads: int, start_seconds: float = 120) -> Iterator[str]:
+    """The server running ``gguf`` with ``threads`` for the prompt and decoding alike (its
+    default prompt threads are all the cores: on a busy CPU many times slower); its URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1"]
+    command += ["--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads)]
+    command += ["--n_threads_batch", str(threads)]
+    with tempfile.TemporaryFile() as log:
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + start_seconds
+            while True:
+                try:
+                    urllib.request.urlopen(f"{url}/v1/models", timeout=2).close()
+                    break
+                except OSError:
+                    if server.poll() is not None or time.monotonic() > deadline:
+                        log.seek(0)
+                        said = log.read().decode(errors="replace")[-2000:]
+                        raise ServerDidNotStart(f"llama_cpp.server did not start:\n{said}") from None
+                    time.sleep(0.25)
+            yield url
+        finally:
+            server.terminate()
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
