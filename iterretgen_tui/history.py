@@ -208,10 +208,10 @@ def checked_note(final: FinalAnswer) -> str:
         return f"Checked: the next search found no new passages, so the first answer stands ({why})."
     seen = {p.id for p in first.passages}
     more = len({p.id for trace in later for p in trace.passages} - seen)
-    passages = f"{more} more passage{'s' if more != 1 else ''}"
+    read = f"{more} more passage{'s' if more != 1 else ''}" if more else "the same passages again"
     if normalize_answer(first.answer) == normalize_answer(final.answer):
-        return f"Checked against {passages}: unchanged ({why})."
-    return f"Changed after reading {passages}; the first answer was: {_escape(first.answer)} ({why})."
+        return f"Checked against {read}: unchanged ({why})."
+    return f"Changed after reading {read}; the first answer was: {_escape(first.answer)} ({why})."
 
 
 def stop_summary(final: FinalAnswer) -> str:

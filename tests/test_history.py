@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from iterretgen_tui import history, paths
 from iterretgen_tui.engine.loop.events import FinalAnswer, IterationTrace, StopReason
@@ -159,3 +160,21 @@ def test_a_weak_answer_says_so_and_leads_with_the_evidence():
     assert "unverified" not in history.answer_markdown(unstated)
     invented = replace(final(), answer="Grenoble", evidence=evidence)
     assert history.answer_markdown(invented).startswith("⚠ The model's answer is not supported")
+
+
+def test_the_checked_note_says_how_later_iterations_fared_with_the_first_answer():
+    changed = final()
+    assert history.checked_note(changed) == (
+        "Changed after reading 1 more passage; the first answer was: Paris (converged at iteration 2)."
+    )
+    assert f"_{history.checked_note(changed)}_" in history.answer_markdown(changed)
+    first = changed.iterations[0]
+    same = replace(changed, answer="paris", iterations=(first, replace(changed.iterations[1], passages=(P2,))))
+    assert (
+        history.checked_note(same) == "Checked against the same passages again: unchanged (converged at iteration 2)."
+    )
+    nothing_new = replace(changed, iterations=(first,), stop_reason=StopReason.SAME_PASSAGES, stopped_at=2)
+    assert history.checked_note(nothing_new).startswith("Checked: the next search found no new passages")
+    alone = replace(changed, iterations=(first,), stop_reason=StopReason.MAX_ITERATIONS, stopped_at=1)
+    cancelled = replace(changed, stop_reason=StopReason.CANCELLED)
+    assert history.checked_note(alone) == history.checked_note(cancelled) == ""  # nothing checked it
