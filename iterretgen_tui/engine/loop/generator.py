@@ -37,6 +37,14 @@ class Generator(Protocol):
     ) -> Stream[str, None, None]: ...
 
 
+def penalties_key(repeat_penalty: float, presence_penalty: float) -> str:
+    """What a reader's identity gains from penalties other than none: greedy outputs made
+    with them are memoised apart; plain greedy keeps its old memo keys."""
+    if (repeat_penalty, presence_penalty) == (1.0, 0.0):
+        return ""
+    return f":repeat{repeat_penalty}:presence{presence_penalty}"
+
+
 def chat_formatter(llm):
     """The GGUF's chat template as llama-cpp-python renders it, or None without one."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -90,8 +98,7 @@ class LlamaGenerator:
         stat = self.path.stat()
         self.identity = f"{self.path.name}:{stat.st_size}:{int(stat.st_mtime)}"
         self.penalties = {"repeat_penalty": repeat_penalty, "presence_penalty": presence_penalty}
-        if (repeat_penalty, presence_penalty) != (1.0, 0.0):  # plain greedy keeps its old memo keys
-            self.identity += f":repeat{repeat_penalty}:presence{presence_penalty}"
+        self.identity += penalties_key(repeat_penalty, presence_penalty)
         self.n_gpu_layers = gpu_layers(device)
         self.device = "cuda" if self.n_gpu_layers else "cpu"
         # The prompt and decoding take the same threads: all the cores others leave free,

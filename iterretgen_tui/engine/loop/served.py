@@ -21,7 +21,7 @@ from http.client import HTTPException, HTTPResponse
 from pathlib import PurePath
 
 from ..errors import ReaderServerError
-from .generator import Message
+from .generator import Message, penalties_key
 
 API_KEY_VARIABLES = ("ITERRETGEN_LLM_API_KEY", "OPENAI_API_KEY")  # the first one set is sent
 # Long enough for a CPU server to evaluate a 4096-token prompt before its first token
@@ -247,8 +247,7 @@ class ServedGenerator:
             "presence_penalty": presence_penalty,
             "frequency_penalty": 0.0,
         }
-        if (repeat_penalty, presence_penalty) != (1.0, 0.0):
-            self.identity += f":repeat{repeat_penalty}:presence{presence_penalty}"
+        self.identity += penalties_key(repeat_penalty, presence_penalty)
         self.passage_order = passage_order
         self.seed = seed
         self.n_ctx = self._context(listed.get(model, {}), n_ctx)
