@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -258,7 +258,8 @@ class FoundInstalled(Installed):
 
 def installed(configured: dict[str, str], folders: Sequence[str] | None = None) -> list[Installed]:
     """The app's own models (``own_models``), then those found on this machine."""
-    return own_models(configured, folders) + found_models(folders)
+    local = found_models(folders)
+    return own_models(configured, folders, {model.name: model for model in local}) + local
 
 
 def found_models(folders: Sequence[str] | None = None) -> list[FoundInstalled]:
@@ -283,10 +284,13 @@ def found_models(folders: Sequence[str] | None = None) -> list[FoundInstalled]:
     return listed
 
 
-def own_models(configured: dict[str, str], folders: Sequence[str] | None = None) -> list[Installed]:
+def own_models(
+    configured: dict[str, str], folders: Sequence[str] | None = None, found_by_name: Mapping[str, object] | None = None
+) -> list[Installed]:
     """Models of the app on this machine: embedded, pulled, and the local paths in
     ``configured`` (role -> value, e.g. {"llm": settings.llm, "embedder": settings.embedder});
-    a value naming a found model is listed with those (``found_models``)."""
+    a value naming a found model is listed with those (``found_models``). ``found_by_name``:
+    those, by name, where the caller has them already; else each value is looked up."""
     listed = []
     for entry in catalogue.load().values():
         if entry.embedded and importlib.util.find_spec(entry.package) is not None:
@@ -303,11 +307,17 @@ def own_models(configured: dict[str, str], folders: Sequence[str] | None = None)
         if not value or value in catalogue.load() or pulled(value) is not None or adapted(value) is not None:
             continue
         path = Path(value).expanduser()
-        if not path.exists() and found.lookup(value, _folders(folders), _taken()) is not None:
+        if not path.exists() and _is_found(value, folders, found_by_name):
             continue
         kind = "llm" if role == "llm" else "embedder"
         listed.append(Installed(value, kind, "local", str(path), paths.disk_size(path) if path.exists() else None))
     return listed
+
+
+def _is_found(name: str, folders: Sequence[str] | None, found_by_name: Mapping[str, object] | None) -> bool:
+    if found_by_name is None:
+        return found.lookup(name, _folders(folders), _taken()) is not None
+    return found.named(name, found_by_name) is not None
 
 
 def available(found: list[Installed]) -> list[Entry]:

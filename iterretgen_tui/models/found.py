@@ -13,10 +13,11 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
 import platformdirs
 from gguf import LlamaFileType
@@ -50,6 +51,7 @@ _SHARD = re.compile(r"-(\d{5})-of-(\d{5})$")  # llama.cpp's split files: name-00
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _QUANTISATION = re.compile(r"(?i)(?<![a-z0-9])(i?q\d(?:_[a-z0-9]+)*|bf16|f16|f32)(?![a-z0-9])")
 
+T = TypeVar("T")
 Layout = Callable[[Path], Iterator[tuple[str, Path]]]  # a store's root -> (name, GGUF path)
 
 
@@ -176,8 +178,12 @@ def discover(folders: Sequence[str] = (), taken: Collection[str] = ()) -> list[F
 
 
 def lookup(name: str, folders: Sequence[str] = (), taken: Collection[str] = ()) -> FoundModel | None:
-    """The found model called ``name``; as with `ollama run`, no tag means :latest."""
-    by_name = {model.name: model for model in discover(folders, taken)}
+    """The found model called ``name``."""
+    return named(name, {model.name: model for model in discover(folders, taken)})
+
+
+def named(name: str, by_name: Mapping[str, T]) -> T | None:
+    """What ``by_name`` holds under ``name``; as with `ollama run`, no tag means :latest."""
     return by_name.get(name) or by_name.get(f"{name}:latest")
 
 
