@@ -168,6 +168,8 @@ def answer_markdown(final: FinalAnswer, stale: dict[str, str] | None = None) -> 
     from. A weak answer (engine/loop/trust.py) is said to be weak, and the evidence
     leads."""
     parts = [f"_Read as: {_escape(final.standalone)}_"] if final.standalone else []
+    if final.asked_back:  # nothing was drafted: the question back, and where its names are from
+        parts.append(f"**{_escape(final.asked_back)}**")
     weak = weakness(final)
     if weak is not None:
         parts.append(f"⚠ {weak.message()}")

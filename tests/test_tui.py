@@ -482,3 +482,24 @@ async def test_a_follow_up_is_read_with_the_turns_above_it(tmp_path):
         await app.reopen(cid)  # one reopened from the history (F3) remembers its own
         await ask_and_wait(pilot, "When?")
         assert [t.question for t in sessions[0].turns[-1]] == ["Who built the Eiffel Tower?", "Where was he born?"]
+
+
+@pilot_test
+async def test_a_question_that_can_mean_several_named_things_is_asked_back(tmp_path):
+    from .test_ambiguity import CLINICS
+
+    generator = HeldGenerator(["The Causeway VA Clinic offers primary care. So the answer is primary care."])
+    generator.release.set()
+    app, sessions = make_app(tmp_path, corpus=CLINICS, generator=generator)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        await ask_and_wait(pilot, "What services does the clinic provide?")
+        source = answers(app)[-1].source
+        assert source.startswith("**Which clinic do you mean: ") and "Sources" in source
+        note = str(app.query_one("#iteration-1", IterationPane).query_one(".note", Static).render())
+        assert "asked which one is meant at iteration 1" in note
+        assert "asked which one is meant" in status_text(app)
+        # The reply to it is a follow-up: the question back is the assistant's turn.
+        await ask_and_wait(pilot, "The Causeway VA Clinic")
+        [(turn,)] = sessions[0].turns[1:]
+        assert turn.answer.startswith("Which clinic do you mean: ")

@@ -137,7 +137,10 @@ def continued(history: History, args: argparse.Namespace, folder: Path) -> Conve
 
 
 def readable_answer(final: FinalAnswer) -> str:
-    """The answer, then the evidence; a weak answer is said to be weak, evidence first."""
+    """The answer, then the evidence; a weak answer is said to be weak, evidence first;
+    a question asked back, as it is (the sources list where its names are from)."""
+    if final.asked_back:
+        return f"\n{final.asked_back}\n"
     evidence = (
         "From your documents: " + "\n  ".join(f'"{quote.text}" [{quote.n}]' for quote in final.evidence.quotes)
         if final.evidence

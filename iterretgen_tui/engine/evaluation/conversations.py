@@ -21,6 +21,7 @@ from pathlib import Path
 from statistics import fmean, median
 
 from ..loop import iterretgen
+from ..loop.ambiguity import ambiguity
 from ..loop.answers import content_words, normalize_answer
 from ..loop.conversation import Asked, Turn, context_search, read_question
 from ..loop.events import FinalAnswer
@@ -182,12 +183,15 @@ def answer_task(
 
 
 def search_task(task: Task, *, retriever: PassageRetriever, generator: Generator, top_k: int) -> dict:
-    """The question read with its turns and searched with, unanswered (the searches alone)."""
+    """The question read with its turns and searched with, unanswered (the searches alone),
+    and whether the loop would ask back over what the first search found."""
     started = time.perf_counter()
     asked = read_question(task.question, task.turns, generator, threading.Event())
+    found = search_first(first_searches(asked.searched, context_search(asked)), retriever, top_k)[1]
     return {
         "standalone": asked.standalone,
         "search": search_scores(retriever, asked, task, top_k),
+        "asked_back": bool(ambiguity(asked, found)),
         "seconds": round(time.perf_counter() - started, 3),
     }
 
@@ -233,21 +237,24 @@ def _share(values: Sequence[float]) -> float | None:
 
 
 def blocks(records: Sequence[dict], side: str) -> dict:
-    """The answer metrics of one side ("conversation" or "last_turn") of the records."""
-    answerable = [r[side] for r in records if r["answerability"] in ANSWERABLE and "reply" in r[side]]
-    unanswerable = [r[side] for r in records if r["answerability"] == UNANSWERABLE and "reply" in r[side]]
-    underspecified = [r[side] for r in records if r["answerability"] == UNDERSPECIFIED and "reply" in r[side]]
+    """The answer metrics of one side ("conversation" or "last_turn") of the records;
+    with --search-only, whether it asks back (decided before any draft) and nothing else."""
+
+    def sides(kinds: tuple[str, ...], key: str = "reply") -> list[dict]:
+        return [r[side] for r in records if r["answerability"] in kinds and key in r[side]]
+
+    answerable, unanswerable = sides(ANSWERABLE), sides((UNANSWERABLE,))
     return {
         "answerable": {
             "n": len(answerable),
             **{m: _share([a[m] for a in answerable]) for m in ("answer_recall", "rouge_l", "k_prec")},
             "answered": _share([float(not a["declined"]) for a in answerable]),
-            "asked_back": _share([float(a["asked_back"]) for a in answerable]),
+            "asked_back": _share([float(a["asked_back"]) for a in sides(ANSWERABLE, "asked_back")]),
         },
         "unanswerable": {"n": len(unanswerable), "abstained": _share([float(a["declined"]) for a in unanswerable])},
         "underspecified": {
-            "n": len(underspecified),
-            "asked_back": _share([float(a["asked_back"]) for a in underspecified]),
+            "n": len(sides((UNDERSPECIFIED,), "asked_back")),
+            "asked_back": _share([float(a["asked_back"]) for a in sides((UNDERSPECIFIED,), "asked_back")]),
         },
     }
 

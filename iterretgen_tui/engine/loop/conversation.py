@@ -59,9 +59,9 @@ class Asked:
 
 def turn_of(final: FinalAnswer) -> Turn:
     """An answered question as an earlier turn: its stated answer (an open question's
-    whole reply), or nothing where none was stated."""
+    whole reply) or the question asked back, or nothing where none was stated."""
     stated = bool(final.iterations) and final.iterations[-1].stated
-    return Turn(final.question, final.answer if stated else "")
+    return Turn(final.question, final.answer if stated else final.asked_back)
 
 
 def turns_of(finals: Sequence[FinalAnswer]) -> tuple[Turn, ...]:

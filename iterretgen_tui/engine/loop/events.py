@@ -19,6 +19,7 @@ class StopReason(str, Enum):
     SAME_PASSAGES = "same_passages"  # the searches found nothing new at their top
     MAX_ITERATIONS = "max_iterations"
     CANCELLED = "cancelled"
+    ASKED_BACK = "asked_back"  # the question can mean several things the passages name
 
     def describe(self, t: int) -> str:
         return {
@@ -26,6 +27,7 @@ class StopReason(str, Enum):
             StopReason.SAME_PASSAGES: f"same top passages at iteration {t}",
             StopReason.MAX_ITERATIONS: f"reached the maximum ({t} iterations)",
             StopReason.CANCELLED: f"cancelled during iteration {t}",
+            StopReason.ASKED_BACK: f"asked which one is meant at iteration {t}",
         }[self]
 
 
@@ -129,6 +131,9 @@ class FinalAnswer:
     grounded: bool | None = None
     # Seconds from the question to the first draft that stated an answer; None for none.
     first_answer_seconds: float | None = None
+    # The question back to the user when the question can mean several things the
+    # passages name (engine/loop/ambiguity.py); then nothing was drafted.
+    asked_back: str = ""
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,11 @@ import threading
 import time
 from collections.abc import Generator as Steps
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..passages import Passage
 from . import provenance
+from .ambiguity import ambiguity
 from .bridges import Redraft
 from .compression import SentenceMemo, read_parts
 from .conversation import Asked, Turn, context_search, conversation_text, read_question, recent_turns
@@ -101,6 +102,13 @@ def run(
         if options.adaptive and retrieved.repeats:
             reason = StopReason.SAME_PASSAGES
             break
+        back = ambiguity(asked, retrieved.passages) if options.ask_back and previous is None else ""
+        if back:  # a draft would pick one of the things meant: ask which instead
+            yield Stopped(t, StopReason.ASKED_BACK)
+            yield replace(
+                final_answer(asked, traces, StopReason.ASKED_BACK, t), sources=retrieved.passages, asked_back=back
+            )
+            return
         drafted = yield from generate(
             t, reading, retrieved, previous, generator, retriever, sentences, options, cancel, started
         )

@@ -33,6 +33,9 @@ class LoopOptions:
     # the 1.5B says yes to every such check, on unanswerable questions too
     # (docs/conversations.md), so it would only cost time.
     check_found: bool = False
+    # Ask which one is meant when the question points at something the conversation never
+    # named and the passages name several such things (engine/loop/ambiguity.py).
+    ask_back: bool = True
     # What of each passage the reader evaluates (engine/loop/compression.py): the sentences
     # that bear on the iteration's query within ``read_tokens`` for all of them ("budget"),
     # the best of each ("sentences"), or whole passages ("whole"); docs/performance.md.

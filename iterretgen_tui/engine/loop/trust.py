@@ -67,12 +67,14 @@ def declined(final: FinalAnswer) -> bool:
 
 def asks_back(final: FinalAnswer) -> bool:
     """The reply is a question back to the user ("Which one do you mean: A or B?")."""
-    return not declined(final) and final.answer.rstrip().endswith("?")
+    return bool(final.asked_back) or (not declined(final) and final.answer.rstrip().endswith("?"))
 
 
 def reply_text(final: FinalAnswer) -> str:
     """The reply the chat shows, as plain text: the answer and the reasoning under it; a
-    decline's message and the evidence in its place."""
+    decline's message and the evidence in its place; or the question asked back."""
+    if final.asked_back:
+        return final.asked_back
     if declined(final):
         quotes = final.evidence.texts if final.evidence else []
         return " ".join([weakness(final).message(), *quotes])

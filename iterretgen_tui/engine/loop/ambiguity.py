@@ -1,0 +1,160 @@
+"""A question back when the question points at one of several things the documents name.
+
+"What services does this clinic provide?" asked with no clinic in the conversation has no
+one answer when the passages found name the Causeway VA Clinic, the Maplewood VA Clinic
+and the Minneapolis VA Clinic: a reader would pick one and answer as if it were meant.
+The chat asks instead: "Which clinic do you mean: Causeway VA Clinic, Maplewood VA Clinic
+or Minneapolis VA Clinic?" (MTRAG-UN's underspecified questions; docs/conversations.md
+measures how often it asks, and how often it asks where it should not).
+
+The rule reads no model: a demonstrative ("this", "that", "these", "those") points at
+something, and so does "the" in a question that names nothing else; what it points at is
+unresolved when the conversation never used that word; and it is ambiguous when the
+passages of the first search name at least two different things of that kind (names
+ending with the word: "... State Park" for "the park").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..passages import Passage
+from .answers import STOPWORDS
+from .conversation import Asked, conversation_text
+
+DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
+PHRASE_WORDS = 3  # words of a reference after its determiner: "that NASA mission"
+SHOWN = 3  # candidates named in the question back
+# Words before a name that are not part of it ("The Sierra County", "About NASA's Mission").
+LEADS = frozenset({"The", "A", "An", "This", "That", "These", "Those", "Our", "Your", "Its", "Their", "About", "All"})
+
+_TOKEN = re.compile(r"[A-Za-z][\w'&-]*|[^\w\s]")
+_SENTENCE_END = frozenset(".?!")
+
+
+def references(question: str) -> list[list[str]]:
+    """The phrases the question points at: the words after a demonstrative, then after
+    "the" where the question names nothing, up to a function word or punctuation."""
+    tokens = _TOKEN.findall(question)
+    pointed = [phrase_after(tokens, i) for i in range(len(tokens)) if demonstrative(tokens, i)]
+    if not names_something(tokens):
+        pointed += [phrase_after(tokens, i) for i, token in enumerate(tokens) if token.lower() == "the"]
+        pointed = [phrase for phrase in pointed if not restricted(tokens, phrase)]
+    return [phrase for phrase in pointed if phrase]
+
+
+def demonstrative(tokens: Sequence[str], i: int) -> bool:
+    """ "this", "these", "those", and "that" where it is no relative pronoun ("the
+    river that flows", "true that prices rise"): first, or after a function word."""
+    word = tokens[i].lower()
+    if word != "that":
+        return word in DEMONSTRATIVES
+    return i == 0 or tokens[i - 1].lower() in STOPWORDS or tokens[i - 1] in _SENTENCE_END
+
+
+def phrase_after(tokens: Sequence[str], i: int) -> list[str]:
+    phrase = []
+    for word in tokens[i + 1 : i + 1 + PHRASE_WORDS]:
+        if not word[0].isalpha() or word.lower() in STOPWORDS:
+            break
+        phrase.append(word)
+    return phrase
+
+
+# Words that make "the X" one thing by themselves ("the second city", "the most awards"),
+# and the words after X that say which one ("the river that...", "the capital of...").
+SELECTING = frozenset({"first", "second", "third", "fourth", "fifth", "last", "next", "same", "other", "only", "most"})
+RESTRICTING = frozenset({"that", "which", "who", "whom", "whose", "where", "when", "of"})
+
+
+def restricted(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
+    """ "the X" says itself which X: selected by a word in it, or followed by a clause or
+    an "of" that restricts it."""
+    if not phrase or any(word.lower() in SELECTING or any(c.isdigit() for c in word) for word in phrase):
+        return bool(phrase)
+    for i in range(len(tokens) - len(phrase)):
+        if list(tokens[i : i + len(phrase)]) == list(phrase):
+            following = tokens[i + len(phrase)].lower()
+            return following in RESTRICTING
+    return False
+
+
+def names_something(tokens: Sequence[str]) -> bool:
+    """A capitalised word other than a sentence's first and "I": the question names
+    what it is about ("the band that Paul McCartney formed")."""
+    start = True
+    for token in tokens:
+        if token in _SENTENCE_END:
+            start = True
+            continue
+        if token[0].isupper() and not start and token != "I":
+            return True
+        start = False
+    return False
+
+
+def forms(word: str) -> set[str]:
+    """The word and its singular or plural, lower case: "parks" names a "park"."""
+    word = word.lower()
+    return {word, word[:-1] if word.endswith("s") else word + "s"}
+
+
+def candidates(head: str, passages: Sequence[Passage], phrase: Sequence[str]) -> list[str]:
+    """The names the passages give things of the kind ``head`` ("Sampson State Park" for
+    "park"; a plural head also takes singular names), in the order they first appear,
+    each at least one word more than the reference itself."""
+    heads = {head, head[:-1]} if head.lower().endswith("s") else {head}
+    ends = "|".join(re.escape(form[0].upper() + form[1:]) for form in sorted(heads))
+    # Capitalised words ending with the head, where the name ends (no capitalised word after).
+    pattern = re.compile(rf"\b((?:[A-Z][\w'&-]*\.?[ ]+(?:(?:of|the|and|for)[ ]+)?){{1,4}})({ends})\b(?![ ]+[A-Z])")
+    own = {word.lower() for word in phrase}
+    found: dict[str, str] = {}
+    for passage in passages:
+        for match in pattern.finditer(f"{passage.title}\n{passage.text}"):
+            words = name_words(match.group(1).split())
+            if not any(re.sub(r"'s$|\.$", "", word.lower()) not in own | STOPWORDS for word in words):
+                continue  # only the reference's own words: "State Library" for "this state library"
+            name = " ".join([*words, match.group(2)])
+            found.setdefault(name.lower(), name)
+    return list(found.values())
+
+
+_RUN_TOGETHER = re.compile(r"[a-z][A-Z]")
+
+
+def name_words(words: list[str]) -> list[str]:
+    """The words of a name: without a leading article or function word, and starting
+    after text run together by a page's markup ("Services ProvidedSierra" -> "Sierra")."""
+    for i in range(len(words) - 1, -1, -1):
+        join = _RUN_TOGETHER.search(words[i])
+        if join:
+            words = [words[i][join.start() + 1 :], *words[i + 1 :]]
+            break
+    while words and (words[0] in LEADS or words[0].lower() in STOPWORDS):
+        words = words[1:]
+    return words
+
+
+def ambiguity(asked: Asked, passages: Sequence[Passage]) -> str:
+    """The question back to the user ("Which park do you mean: A, B or C?") when the
+    question as read points at something the conversation never named and the passages
+    name several such things; "" when it does not."""
+    said = {form for word in re.findall(r"[A-Za-z]+", conversation_text(asked.turns, 10**6)) for form in forms(word)}
+    for phrase in references(asked.searched):
+        # The head is the phrase's last noun: from the right, the first word the passages
+        # name things by ("library" in "this library provide"); resolved if the
+        # conversation used it.
+        for end in range(len(phrase), 0, -1):
+            head = phrase[end - 1]
+            names = candidates(head, passages, phrase)
+            if names:
+                if len(names) >= 2 and head.lower() not in said:
+                    return which(" ".join(phrase[:end]), names[:SHOWN])
+                break
+    return ""
+
+
+def which(phrase: str, names: Sequence[str]) -> str:
+    listed = f"{', '.join(names[:-1])} or {names[-1]}"
+    return f"Which {phrase} do you mean: {listed}?"

@@ -1,0 +1,105 @@
+"""A question back when the question points at one of several things the passages name:
+the rule on hand-built passages, the loop that asks instead of drafting, and how the
+question back is shown, saved and read by the next turn."""
+
+from __future__ import annotations
+
+from iterretgen_tui.engine.loop import iterretgen
+from iterretgen_tui.engine.loop.ambiguity import ambiguity, candidates, references
+from iterretgen_tui.engine.loop.conversation import Asked, Turn, turn_of
+from iterretgen_tui.engine.loop.events import FinalAnswer, Stopped, StopReason, Token
+from iterretgen_tui.engine.loop.serialize import final_from_dict, final_to_dict
+from iterretgen_tui.engine.loop.trust import asks_back, reply_text
+from iterretgen_tui.engine.passages import Passage
+from iterretgen_tui.engine.retrieval.retriever import Retriever
+from iterretgen_tui.history import answer_markdown
+
+from .fakes import HashEmbedder, ListIndex, ScriptedGenerator, paper_options
+
+CLINICS = [
+    Passage(1, "The Causeway VA Clinic offers primary care. It is open on weekdays.", "Clinics", "/d/a.md"),
+    Passage(
+        2, "Mental health care is given at the Maplewood VA Clinic and at the Causeway VA Clinic.", "Care", "/d/b.md"
+    ),
+    Passage(3, "Services ProvidedMinneapolis VA Clinic: x-rays and lab tests.", "Minneapolis", "/d/c.md"),
+]
+QUESTION = "What services does the clinic provide?"
+BACK = "Which clinic do you mean: Causeway VA Clinic, Maplewood VA Clinic or Minneapolis VA Clinic?"
+
+
+def test_a_reference_to_one_of_several_named_things_is_asked_back_with_their_names():
+    # "the clinic" names no clinic; the passages name three (one run together with a heading).
+    assert ambiguity(Asked(QUESTION), CLINICS) == BACK
+    assert ambiguity(Asked("Is this clinic open on Sundays?"), CLINICS).startswith("Which clinic do you mean:")
+
+
+def test_no_question_back_where_the_reference_is_resolved_or_not_ambiguous():
+    # The conversation used the word: it is about a clinic already.
+    earlier = (Turn("Where is the Causeway VA Clinic?", "In Boston"),)
+    assert ambiguity(Asked(QUESTION, earlier), CLINICS) == ""
+    # A question that names something says which one ("the" points at nothing).
+    assert ambiguity(Asked("What services does the clinic in Maplewood provide?"), CLINICS) == ""
+    # One such thing named: it is the one meant.
+    assert ambiguity(Asked(QUESTION), CLINICS[:1]) == ""
+    # "the X" that says itself which one: a clause, an "of", an ordinal or a number.
+    assert ambiguity(Asked("What does the clinic that opens on weekdays offer?"), CLINICS) == ""
+    assert ambiguity(Asked("Where is the second clinic?"), CLINICS) == ""
+    # The passages name none of the kind.
+    assert ambiguity(Asked("What does the hospital offer?"), CLINICS) == ""
+
+
+def test_references_are_demonstratives_and_a_bare_the_and_no_relative_that():
+    # Demonstratives first, up to a function word; "the" where the question names nothing.
+    assert references("What does this clinic provide for the public?") == [["clinic", "provide"], ["public"]]
+    assert references("What does this clinic provide for the Navy?") == [["clinic", "provide"]]
+    # "that" after a noun starts a clause; after a function word it points.
+    assert references("Name the river that Toongabbie Creek flows into.") == []
+    assert references("What is the purpose of that NASA mission?")[0] == ["NASA", "mission"]
+
+
+def test_candidates_are_names_ending_with_the_head_and_more_than_the_reference():
+    passages = [Passage(1, "The State Library and the California State Library lend books.", "", "/d/l.md")]
+    # "State Library" is only the reference's own words: no candidate.
+    assert candidates("library", passages, ["state", "library"]) == ["California State Library"]
+    # A plural head also takes singular names; a name continuing past the head is not one.
+    passages = [Passage(1, "Sampson State Park and Long Point State Park Road are near.", "", "/d/p.md")]
+    assert candidates("parks", passages, ["parks"]) == ["Sampson State Park"]
+
+
+def loop(question: str, **options) -> tuple[list, ScriptedGenerator]:
+    embedder = HashEmbedder()
+    generator = ScriptedGenerator(["The Causeway VA Clinic. So the answer is primary care."])
+    events = list(
+        iterretgen.run(
+            question,
+            retriever=Retriever(embedder, ListIndex(embedder, CLINICS)),
+            generator=generator,
+            options=paper_options(**{"iterations": 2, "top_k": 3, **options}),
+        )
+    )
+    return events, generator
+
+
+def test_the_loop_asks_back_instead_of_drafting_and_lists_where_the_names_are_from():
+    events, generator = loop(QUESTION)
+    final = events[-1]
+    assert isinstance(final, FinalAnswer) and final.asked_back.startswith("Which clinic do you mean: ")
+    # The names in the order of the ranking that found them.
+    assert all(name in final.asked_back for name in ("Causeway VA Clinic", "Maplewood", "Minneapolis VA Clinic"))
+    assert [e.reason for e in events if isinstance(e, Stopped)] == [StopReason.ASKED_BACK]
+    assert not generator.prompts and not any(isinstance(e, Token) for e in events)  # nothing drafted
+    assert {p.source for p in final.sources} == {"/d/a.md", "/d/b.md", "/d/c.md"}
+    assert asks_back(final) and reply_text(final) == final.asked_back
+    shown = answer_markdown(final)
+    assert f"**{final.asked_back}**" in shown and "Sources" in shown and "Answer:" not in shown
+    # Saved and read back; the next turn reads the question back as the assistant's turn.
+    again = final_from_dict(final_to_dict(final))
+    assert again == final
+    assert turn_of(again) == Turn(QUESTION, final.asked_back)
+
+
+def test_asking_back_can_be_turned_off_and_a_clear_question_is_drafted():
+    events, generator = loop(QUESTION, ask_back=False)
+    assert events[-1].asked_back == "" and generator.prompts
+    events, generator = loop("What does the Causeway VA Clinic offer?")
+    assert events[-1].asked_back == "" and events[-1].answer == "primary care"
