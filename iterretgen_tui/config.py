@@ -40,6 +40,7 @@ class Settings:
     max_tokens: int = LoopOptions.max_tokens
     history_tokens: int = LoopOptions.history_tokens
     check_found: bool = LoopOptions.check_found
+    check_evidence: bool = LoopOptions.check_evidence
     ask_back: bool = LoopOptions.ask_back
     read: str = LoopOptions.read
     read_tokens: int = LoopOptions.read_tokens

@@ -188,7 +188,7 @@ def answer_markdown(final: FinalAnswer, stale: dict[str, str] | None = None) -> 
             )
     if weak is None and final.evidence:
         parts.append(evidence_markdown(final.evidence))
-    checked = checked_note(final)
+    checked = checked_note(final) if guessed else ""  # no answer shown: nothing stands or changed
     if checked:
         parts.append(f"_{checked}_")
     if final.sources:

@@ -108,6 +108,8 @@ class Session:
             metric=models.embedder_metric(settings.embedder),
             name=settings.embedder,
         )
+        # Measured with the model's own query encoder: an adapted one scores otherwise.
+        self.embedder.unsaid_below = 0.0 if query_path else models.unsaid_below(settings.embedder)
 
     def open_folder(
         self,

@@ -35,6 +35,7 @@ from statistics import fmean, median
 from iterretgen_tui import config
 from iterretgen_tui.engine.loop.events import FinalAnswer
 from iterretgen_tui.engine.loop.repetition import loop_start
+from iterretgen_tui.engine.loop.trust import declined
 from iterretgen_tui.session import Session
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
@@ -81,7 +82,10 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
         "looping_draft": bool(getattr(last, "looped", False) or loop_start(final.draft) is not None),
         "looping_answer": loop_start(shown) is not None,
         "stated": stated,
-        "declined": getattr(final, "grounded", None) is False,
+        "declined": declined(final),
+        "unsaid": final.unsaid,
+        "grounded": final.grounded,
+        "evidence_score": round(evidence.score, 4) if evidence else None,
         "right_file": Path(first_file).name == item["file"],
         "right_file_in_sources": any(Path(p.source).name == item["file"] for p in final.sources),
         "iterations": len(final.iterations),

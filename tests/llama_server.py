@@ -27,12 +27,14 @@ def free_port() -> int:
 @contextmanager
 def llama_cpp_server(gguf: Path, *, n_ctx: int, threads: int, start_seconds: float = 120) -> Iterator[str]:
     """The server running ``gguf`` with ``threads`` for the prompt and decoding alike (its
-    default prompt threads are all the cores: on a busy CPU many times slower); its URL."""
+    default prompt threads are all the cores: on a busy CPU many times slower), and the
+    output layer computed for the last prompt token only, as in process (its default
+    computes it for every prompt token, for logprobs no one asks here); its URL."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1"]
     command += ["--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads)]
-    command += ["--n_threads_batch", str(threads)]
+    command += ["--n_threads_batch", str(threads), "--logits_all", "false"]
     with tempfile.TemporaryFile() as log:
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         try:

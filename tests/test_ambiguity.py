@@ -5,8 +5,8 @@ question back is shown, saved and read by the next turn."""
 from __future__ import annotations
 
 from iterretgen_tui.engine.loop import iterretgen
-from iterretgen_tui.engine.loop.ambiguity import ambiguity, candidates, references
-from iterretgen_tui.engine.loop.conversation import Asked, Turn, turn_of
+from iterretgen_tui.engine.loop.ambiguity import ambiguity, candidates, chosen, references
+from iterretgen_tui.engine.loop.conversation import REWRITE_INSTRUCTION, Asked, Turn, turn_of
 from iterretgen_tui.engine.loop.events import FinalAnswer, Stopped, StopReason, Token
 from iterretgen_tui.engine.loop.serialize import final_from_dict, final_to_dict
 from iterretgen_tui.engine.loop.trust import asks_back, reply_text
@@ -103,3 +103,28 @@ def test_asking_back_can_be_turned_off_and_a_clear_question_is_drafted():
     assert events[-1].asked_back == "" and generator.prompts
     events, generator = loop("What does the Causeway VA Clinic offer?")
     assert events[-1].asked_back == "" and events[-1].answer == "primary care"
+
+
+PARKS = "Which park do you mean: Sampson State Park, Long Point State Park or Watkins Glen State Park?"
+
+
+def test_a_reply_that_names_one_of_the_choices_is_read_as_the_question_about_it():
+    turns = (Turn("Are dogs allowed in the park?", PARKS),)
+    assert chosen("Long Point", turns) == "Are dogs allowed in Long Point State Park?"
+    assert chosen("the watkins glen one", turns) == "Are dogs allowed in Watkins Glen State Park?"
+    assert chosen("The one on Seneca Lake", turns) == ""  # no name's words: the reader reads it
+    assert chosen("State Park", turns) == ""  # names all three
+    assert chosen("Long Point", (Turn("Are dogs allowed there?", "Yes."),)) == ""  # nothing was asked back
+    # In the loop: no rewrite is generated, and the choice is what is searched and read.
+    generator = ScriptedGenerator(["Dogs are welcome on a leash. So the answer is yes."])
+    events = list(
+        iterretgen.run(
+            "Long Point",
+            retriever=Retriever(HashEmbedder(), ListIndex(HashEmbedder(), CLINICS)),
+            generator=generator,
+            options=paper_options(iterations=1, top_k=2),
+            turns=turns,
+        )
+    )
+    assert events[-1].standalone == "Are dogs allowed in Long Point State Park?"
+    assert all(REWRITE_INSTRUCTION != prompt[0]["content"] for prompt in generator.prompts)

@@ -4,10 +4,11 @@ and `ask --continue` round trips."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 
-from iterretgen_tui import cli, session
+from iterretgen_tui import cli, models, session
 from iterretgen_tui.engine.loop import iterretgen
 from iterretgen_tui.engine.loop.conversation import (
     REWRITE_INSTRUCTION,
@@ -40,7 +41,7 @@ def by_kind(rewrite: str, draft: str = "Gustave Eiffel was born in Dijon. So the
     def reply(messages) -> str:
         if messages[0]["content"] == REWRITE_INSTRUCTION:
             return rewrite
-        if messages[-1]["content"] == CHECK:
+        if messages[-1]["content"].endswith(CHECK):
             return check
         return draft
 
@@ -111,7 +112,10 @@ def test_recent_turns_fit_their_budget_newest_first():
 def test_documents_that_do_not_say_are_said_not_to():
     generator = ScriptedGenerator(by_kind(REWRITE, check="No."))
     final = run(generator, check_found=True)[-1]
-    assert generator.prompts[-1][-1]["content"] == CHECK and final.grounded is False
+    # The check takes the draft's place in its prompt: the same knowledge and question, no draft.
+    checked, drafted = generator.prompts[-1][-1]["content"], generator.prompts[-2][-1]["content"]
+    assert checked.endswith(f"Question: {REWRITE}\n{CHECK}") and checked[: -len(CHECK)] in drafted
+    assert final.grounded == 0.0
     assert weakness(final) is Weakness.NOT_FOUND and declined(final)
     shown = answer_markdown(final)
     assert shown.startswith("_Read as: Where was Gustave Eiffel born?_\n\n⚠ Your documents don't seem to say")
@@ -119,7 +123,32 @@ def test_documents_that_do_not_say_are_said_not_to():
     assert reply_text(final).startswith("Your documents don't seem to say")
     # Where the reader says yes, the answer stands.
     final = run(ScriptedGenerator(by_kind(REWRITE, check="Yes, it does.")), check_found=True)[-1]
-    assert final.grounded is True and weakness(final) is None and not declined(final)
+    assert final.grounded == 1.0 and weakness(final) is None and not declined(final)
+
+
+class OddsGenerator(ScriptedGenerator):
+    """A reader that gives the probability of yes, as llama.cpp's does."""
+
+    def __init__(self, replies, odds: float) -> None:
+        super().__init__(replies)
+        self.odds = odds
+        self.checked: list = []
+
+    def yes_probability(self, messages) -> float:
+        self.checked.append(messages)
+        return self.odds
+
+
+def test_the_check_takes_the_readers_probability_of_yes_where_it_gives_one():
+    for odds, said in ((0.3, True), (0.7, False)):
+        generator = OddsGenerator(by_kind(REWRITE), odds)
+        final = run(generator, check_found=True)[-1]
+        assert generator.checked[0][-1]["content"].endswith(CHECK)  # asked once, not as a reply
+        assert final.grounded == odds and declined(final) is said
+    # History written when the check was a yes or a no reads the same.
+    assert declined(dataclasses.replace(final, grounded=False)) and not declined(
+        dataclasses.replace(final, grounded=True)
+    )
 
 
 def test_a_continued_conversation_round_trips_through_the_history(tmp_path):
@@ -195,8 +224,8 @@ def conversation_reader(messages) -> str:
     """Rewrites the follow-up, answers from its passages, says no to the height."""
     if messages[0]["content"] == REWRITE_INSTRUCTION:
         return REWRITE
-    if messages[-1]["content"] == CHECK:
-        return "No" if "tall" in messages[-3]["content"] else "Yes"
+    if messages[-1]["content"].endswith(CHECK):
+        return "No" if "tall" in messages[-1]["content"] else "Yes"
     return "Gustave Eiffel was born in Dijon. So the answer is Dijon."
 
 
@@ -254,3 +283,26 @@ def test_an_answer_that_restates_the_question_is_no_headline():
     assert "**Answer:**" not in shown and "HAART therapy combines drugs" in shown
     assert reply_text(final).startswith("HAART therapy combines drugs")
     assert not restates(run(ScriptedGenerator(by_kind(REWRITE)), turns=())[-1])  # "Dijon" is an answer
+
+
+def test_evidence_far_from_the_question_says_the_documents_do_not_seem_to_say():
+    def asked(below: float, **options):
+        retriever = default_retriever()
+        retriever.embedder.unsaid_below = below
+        events = iterretgen.run(
+            FOLLOW_UP,
+            retriever=retriever,
+            generator=ScriptedGenerator(by_kind(REWRITE)),
+            options=paper_options(iterations=1, top_k=2, **options),
+            turns=TURNS,
+        )
+        return list(events)[-1]
+
+    final = asked(0.99)  # no sentence of a hashed bag of words comes that close
+    assert final.evidence.score < 0.99 and final.unsaid == "evidence"
+    assert weakness(final) is Weakness.NOT_FOUND and "Dijon. So the answer" not in answer_markdown(final)
+    assert asked(0.0).unsaid == "" and asked(0.99, check_evidence=False).unsaid == ""
+    # The reader's own check, where asked, speaks first.
+    assert asked(0.99, check_found=True).unsaid == "evidence"  # it said yes
+    # Only an embedder measured for it has a bound: the default one.
+    assert models.unsaid_below("all-minilm-l6-v2") == 0.5 and models.unsaid_below(EMBEDDED_LLM) == 0.0

@@ -108,3 +108,20 @@ def test_eval_records_charge_a_replayed_generation_its_original_seconds(tmp_path
     for fresh, replay in zip(first["iterations"], second["iterations"]):
         assert replay["seconds"] >= 0.9 * fresh["seconds"]
     assert replay_wall < 0.5 * sum(s["seconds"] for s in second["iterations"])  # charged, not spent
+
+
+def test_a_readers_probability_of_yes_is_kept_and_a_reader_without_one_has_none(tmp_path):
+    class Odds(ScriptedGenerator):
+        asked = 0
+
+        def yes_probability(self, messages) -> float:
+            self.asked += 1
+            return 0.25
+
+    inner = Odds(["Yes"])
+    cached = CachedGenerator(inner, tmp_path / "memo.sqlite")
+    check = [{"role": "user", "content": "Does it say?"}]
+    assert cached.yes_probability(check) == 0.25 and cached.yes_probability(check) == 0.25
+    assert inner.asked == 1
+    assert CachedGenerator(Odds(["Yes"]), tmp_path / "memo.sqlite").yes_probability(check) == 0.25  # from disk
+    assert not hasattr(CachedGenerator(ScriptedGenerator(["Yes"]), tmp_path / "other.sqlite"), "yes_probability")

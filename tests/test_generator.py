@@ -88,3 +88,13 @@ def test_where_amx_is_built_in_the_weights_load_into_plain_buffers(monkeypatch):
     assert llm.model_params.use_extra_bufts is False
     assert lib.llama_model_default_params is defaults  # restored for the next load
     assert llm.create_completion("The capital of France is", max_tokens=4, temperature=0.0)["choices"][0]["text"]
+
+
+def test_the_probability_of_yes_comes_from_the_first_tokens_logits(generator):
+    def told(word: str) -> list[dict]:
+        return [{"role": "user", "content": f"Say {word}."}]
+
+    yes, no = generator.yes_probability(told("yes")), generator.yes_probability(told("no"))
+    assert 0.0 <= no < 0.5 < yes <= 1.0  # the embedded SmolLM2 does as it is told
+    # Nothing is decoded past that token: the next reply streams as it would have.
+    assert "".join(generator.stream(told("yes"), max_tokens=2, cancel=threading.Event())).strip()

@@ -73,6 +73,7 @@ def test_validation_reports_every_problem_at_once():
         ),
         _raw(name="split-short", repo="", split={"packages": "p{n}", "parts": "2", "colour": 1}),
         _raw(name="order", passage_order="random"),
+        _raw(name="bound", kind="embedder", metric="cosine", pooling="mean", unsaid_below=1.5),
     ]
     with pytest.raises(CatalogueError) as caught:
         catalogue.validate({"model": bad})
@@ -95,6 +96,7 @@ def test_validation_reports_every_problem_at_once():
         "'split-short': split needs parts (int)",
         "'split-short': unknown split key 'colour'",
         "'order': passage_order must be one of new-first, earlier-first",
+        "'bound': unsaid_below must be a number from 0 to below 1",
     ):
         assert expected in message
 

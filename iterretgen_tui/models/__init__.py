@@ -209,6 +209,13 @@ def passage_order(gguf: Path) -> str:
     return "new-first"
 
 
+def unsaid_below(embedder: str) -> float:
+    """The evidence score under which the catalogue's embedder ``embedder`` takes the
+    passages not to state an answer; 0 (never) for one not measured."""
+    entry = catalogue.load().get(embedder)
+    return entry.unsaid_below if entry is not None and entry.kind == "embedder" else 0.0
+
+
 def adapted(name: str) -> Path | None:
     """The folder of a query encoder made by `adapt` under this name, if there is one."""
     from ..engine.evaluation.adapt import MANIFEST as ADAPTED_MANIFEST

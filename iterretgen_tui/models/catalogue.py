@@ -42,6 +42,7 @@ _OPTIONAL = (
     "notes",
     "split",
     "passage_order",
+    "unsaid_below",
 )
 _SPLIT_KEYS = {"packages": str, "version": str, "parts": int, "member": str, "size": int}
 
@@ -92,6 +93,9 @@ class Entry:
     origin: str = ""
     notes: str = ""
     passage_order: str = "new-first"  # a reader's measured best order of kept passages
+    # An embedder's evidence score under which the passages read are taken not to state an
+    # answer (engine/loop/grounding.py); 0: not measured, never.
+    unsaid_below: float = 0.0
 
     @property
     def embedded(self) -> bool:
@@ -150,6 +154,8 @@ def _problems(raw: dict[str, Any]) -> list[str]:
             problems.append(f"{where}: an embedder needs metric = {' or '.join(METRICS)}")
         if not raw.get("pooling"):
             problems.append(f"{where}: an embedder needs its pooling")
+        if not isinstance(raw.get("unsaid_below", 0.0), float) or not 0 <= raw.get("unsaid_below", 0.0) < 1:
+            problems.append(f"{where}: unsaid_below must be a number from 0 to below 1")
     return problems
 
 

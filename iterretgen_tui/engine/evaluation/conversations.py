@@ -21,9 +21,9 @@ from pathlib import Path
 from statistics import fmean, median
 
 from ..loop import iterretgen
-from ..loop.ambiguity import ambiguity
+from ..loop.ambiguity import ambiguity, read_reply
 from ..loop.answers import content_words, normalize_answer
-from ..loop.conversation import Asked, Turn, context_search, read_question
+from ..loop.conversation import Asked, Turn, context_search
 from ..loop.events import FinalAnswer
 from ..loop.generator import Generator
 from ..loop.options import LoopOptions
@@ -171,6 +171,7 @@ def answer_task(
         "reply": reply,
         "passage_ids": [p.source for p in final.sources],
         "grounded": final.grounded,
+        "unsaid": final.unsaid,
         "weakness": weak.value if weak else None,
         "evidence_score": round(final.evidence.score, 4) if final.evidence else None,
         "declined": declined(final),
@@ -186,7 +187,7 @@ def search_task(task: Task, *, retriever: PassageRetriever, generator: Generator
     """The question read with its turns and searched with, unanswered (the searches alone),
     and whether the loop would ask back over what the first search found."""
     started = time.perf_counter()
-    asked = read_question(task.question, task.turns, generator, threading.Event())
+    asked = read_reply(task.question, task.turns, generator, threading.Event())
     found = search_first(first_searches(asked.searched, context_search(asked)), retriever, top_k)[1]
     return {
         "standalone": asked.standalone,

@@ -42,6 +42,19 @@ class CachedGenerator:
         if "ended" not in columns:
             self._db.execute("ALTER TABLE generations ADD COLUMN ended INTEGER NOT NULL DEFAULT 0")
         self._db.commit()
+        if hasattr(inner, "yes_probability"):  # only a reader that gives one has it (loop/grounding.py)
+            self.yes_probability = self._yes_probability
+
+    def _yes_probability(self, messages: Sequence[Message]) -> float:
+        """The inner reader's probability of yes, kept like a generation."""
+        key = "yes:" + self._key(messages, 1)
+        row = self._db.execute("SELECT text FROM generations WHERE key = ?", (key,)).fetchone()
+        if row is not None:
+            return float(row[0])
+        probability = self.inner.yes_probability(messages)
+        self._db.execute("INSERT OR REPLACE INTO generations VALUES (?, ?, 0, 1)", (key, repr(probability)))
+        self._db.commit()
+        return probability
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)

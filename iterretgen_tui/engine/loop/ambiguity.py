@@ -17,11 +17,13 @@ ending with the word: "... State Park" for "the park").
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 
 from ..passages import Passage
-from .answers import STOPWORDS
-from .conversation import Asked, conversation_text
+from .answers import STOPWORDS, content_words
+from .conversation import Asked, Turn, conversation_text, read_question
+from .generator import Generator
 
 DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
 PHRASE_WORDS = 3  # words of a reference after its determiner: "that NASA mission"
@@ -158,3 +160,35 @@ def ambiguity(asked: Asked, passages: Sequence[Passage]) -> str:
 def which(phrase: str, names: Sequence[str]) -> str:
     listed = f"{', '.join(names[:-1])} or {names[-1]}"
     return f"Which {phrase} do you mean: {listed}?"
+
+
+_WHICH = re.compile(r"^Which (.+?) do you mean: (.+)\?$")
+
+
+def chosen(question: str, turns: Sequence[Turn]) -> str:
+    """The question asked back about, with the one the reply names in its place ("Long
+    Point" after "Which park do you mean: ..., Long Point State Park or ...?" -> "Are dogs
+    allowed in Long Point State Park?"); "" where the turn before asked nothing back, or
+    the reply names none of its names, or more than one."""
+    if not turns:
+        return ""
+    asked_back = _WHICH.match(turns[-1].answer)
+    said = content_words(question)
+    if not asked_back or not said:
+        return ""
+    phrase, listed = asked_back.groups()
+    *rest, last = listed.rsplit(" or ", 1)
+    names = [*(rest[0].split(", ") if rest else []), last]
+    meant = [name for name in names if said <= content_words(name)]
+    pointer = re.compile(rf"\b(?:the|this|that|these|those)\s+{re.escape(phrase)}\b", re.IGNORECASE)
+    if len(meant) != 1 or not pointer.search(turns[-1].question):
+        return ""
+    return pointer.sub(meant[0], turns[-1].question, count=1)
+
+
+def read_reply(question: str, turns: Sequence[Turn], generator: Generator, cancel: threading.Event) -> Asked:
+    """The question read with its turns: the choice that answers a question back, put
+    in its place without the reader; any other question as the reader rewrites it
+    (conversation.read_question)."""
+    choice = chosen(question, turns)
+    return Asked(question, tuple(turns), choice) if choice else read_question(question, turns, generator, cancel)

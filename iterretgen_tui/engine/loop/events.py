@@ -126,11 +126,16 @@ class FinalAnswer:
     kind: str = FACTOID  # the question's kind (engine/loop/question_kind.py)
     # The question as read with the conversation, when that changed it ("Read as").
     standalone: str = ""
-    # The reader's say, after its last draft, on whether the passages state the answer
-    # (engine/loop/grounding.py); None where it was not asked or gave none.
-    grounded: bool | None = None
+    # The reader's say, after its last draft, on whether the passages state the answer:
+    # the probability it gives yes (engine/loop/grounding.py; 1 or 0 from a reader that
+    # only replies, and in history written before); None where it was not asked or gave none.
+    grounded: float | None = None
     # Seconds from the question to the first draft that stated an answer; None for none.
     first_answer_seconds: float | None = None
+    # Why the passages read seem not to state an answer, so the reply says so: "evidence"
+    # (the nearest sentence is far from the question) or "reader" (its check said no);
+    # "" where they seem to (engine/loop/grounding.py).
+    unsaid: str = ""
     # The question back to the user when the question can mean several things the
     # passages name (engine/loop/ambiguity.py); then nothing was drafted.
     asked_back: str = ""

@@ -221,6 +221,36 @@ class LlamaGenerator:
                 # Closing the stream stops llama.cpp from decoding further tokens.
                 chunks.close()
 
+    def yes_probability(self, messages: Sequence[Message]) -> float:
+        """How likely the reply to ``messages`` opens with yes rather than no: the two
+        words' share of the first token's probability (any case, with or without a
+        leading space), from llama.cpp's logits. A small reader that answers "yes" to
+        every such question still gives "no" more weight where it should
+        (engine/loop/grounding.py)."""
+        import numpy as np
+
+        seen: list[np.ndarray] = []
+
+        def keep(_ids, logits):  # called with the first token's logits; changes nothing
+            seen.append(np.array(logits, dtype=np.float64))
+            return logits
+
+        with self._lock:
+            self._follow_cores()
+            self._enter_prefix_of(messages)
+            self._llm.create_chat_completion(
+                messages=list(messages), max_tokens=1, temperature=0.0, top_k=1, logits_processor=[keep]
+            )
+        weights = np.exp(seen[0] - seen[0].max())
+        yes, no = (weights[list(self._first_tokens(word))].sum() for word in ("yes", "no"))
+        return float(yes / (yes + no)) if yes + no > 0 else 0.5
+
+    def _first_tokens(self, word: str) -> set[int]:
+        forms = (word, word.capitalize(), word.upper())
+        return {
+            self._llm.tokenize(f"{space}{form}".encode(), add_bos=False)[0] for form in forms for space in ("", " ")
+        }
+
     def _reply_begun(self, messages: Sequence[Message]) -> tuple[list[int], list[str] | str | None]:
         """The prompt tokens of a reply that begins with the last message's text (the
         model goes on from there), and the template's stop strings: the earlier turns as

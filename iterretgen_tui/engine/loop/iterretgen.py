@@ -18,10 +18,10 @@ from dataclasses import dataclass, replace
 
 from ..passages import Passage
 from . import provenance
-from .ambiguity import ambiguity
+from .ambiguity import ambiguity, read_reply
 from .bridges import Redraft
 from .compression import SentenceMemo, read_parts
-from .conversation import Asked, Turn, context_search, conversation_text, read_question, recent_turns
+from .conversation import Asked, Turn, context_search, conversation_text, recent_turns
 from .drafting import stream_draft
 from .events import (
     ContextTrimmed,
@@ -40,7 +40,7 @@ from .events import (
 )
 from .evidence import SentenceEmbedder
 from .generator import Generator
-from .grounding import passages_answer
+from .grounding import found_probability, unsaid
 from .options import LoopOptions
 from .outcome import draft_outcome
 from .prompts import Prompt, build_prompt, stated_answer
@@ -81,6 +81,8 @@ def run(
     began = time.perf_counter()
     first_seconds: float | None = None  # to the first draft that states an answer
     sentences = SentenceMemo(retriever.embedder) if retriever.embedder is not None else None
+    # The evidence score under which the documents seem not to say (grounding.py).
+    below = retriever.embedder.unsaid_below if options.check_evidence and retriever.embedder is not None else 0.0
     asked = Asked(question, tuple(turns))
     reading: Reading | None = None  # made once the question is read
     traces: list[IterationTrace] = []
@@ -94,7 +96,7 @@ def run(
         yield IterationStarted(t, options.iterations)
         if reading is None:
             if asked.turns:
-                asked = read_question(question, asked.turns, generator, cancel)
+                asked = read_reply(question, asked.turns, generator, cancel)
                 yield QuestionRead(t, asked.standalone, len(asked.turns))
             reading = Reading.of(asked, generator, options)
         previous = traces[-1] if traces else None
@@ -121,15 +123,16 @@ def run(
         if first_seconds is None and trace.stated:
             first_seconds = time.perf_counter() - began
             if t < options.iterations:  # later iterations check it: the chat shows it meanwhile
-                yield FirstAnswer(t, final_answer(asked, traces, StopReason.MAX_ITERATIONS, t), first_seconds)
+                first = final_answer(asked, traces, StopReason.MAX_ITERATIONS, t, below=below)
+                yield FirstAnswer(t, first, first_seconds)
         if options.adaptive and previous and answers_converge(previous.answer, trace.answer):
             reason = StopReason.CONVERGED
             break
     yield Stopped(t, reason)
     grounded = None
     if options.check_found and traces and traces[-1].stated and not cancel.is_set():
-        grounded = passages_answer(generator, last_prompt.messages, traces[-1].draft, cancel)
-    yield final_answer(asked, traces, reason, t, grounded, first_seconds)
+        grounded = found_probability(generator, last_prompt.messages, cancel)
+    yield final_answer(asked, traces, reason, t, grounded, first_seconds, below)
 
 
 @dataclass(frozen=True)
@@ -340,8 +343,9 @@ def final_answer(
     traces: Sequence[IterationTrace],
     reason: StopReason,
     t: int,
-    grounded: bool | None = None,
+    grounded: float | None = None,
     first_seconds: float | None = None,
+    below: float = 0.0,
 ) -> FinalAnswer:
     last = traces[-1] if traces else None
     return FinalAnswer(
@@ -357,4 +361,5 @@ def final_answer(
         standalone=asked.standalone,
         grounded=grounded,
         first_answer_seconds=first_seconds,
+        unsaid=unsaid(last.evidence, grounded, below) if last and last.stated else "",
     )

@@ -30,9 +30,12 @@ class LoopOptions:
     history_tokens: int = 96
     # Ask the reader after its last draft whether its passages state the answer; a "no"
     # is shown as "your documents don't say" (engine/loop/grounding.py). Off by default:
-    # the 1.5B says yes to every such check, on unanswerable questions too
-    # (docs/conversations.md), so it would only cost time.
+    # with the 1.5B it declines a few more unanswerable questions than the evidence alone
+    # and hides more right answers (docs/conversations.md).
     check_found: bool = False
+    # Say the documents do not seem to say when even the evidence sentence, the nearest
+    # the passages have, is far from the question (the embedder's ``unsaid_below``).
+    check_evidence: bool = True
     # Ask which one is meant when the question points at something the conversation never
     # named and the passages name several such things (engine/loop/ambiguity.py).
     ask_back: bool = True

@@ -43,7 +43,7 @@ def weakness(final: FinalAnswer) -> Weakness | None:
     last = final.iterations[-1]
     if not last.stated or not final.answer.strip():
         return Weakness.NO_ANSWER
-    if final.grounded is False:
+    if final.unsaid or final.grounded is False:  # False: a verdict in history written before
         return Weakness.NOT_FOUND
     if last.looped:
         return Weakness.LOOPED
