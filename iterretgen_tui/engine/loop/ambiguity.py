@@ -31,18 +31,22 @@ SHOWN = 3  # candidates named in the question back
 # Words before a name that are not part of it ("The Sierra County", "About NASA's Mission").
 LEADS = frozenset({"The", "A", "An", "This", "That", "These", "Those", "Our", "Your", "Its", "Their", "About", "All"})
 
-_TOKEN = re.compile(r"[A-Za-z][\w'&-]*|[^\w\s]")
+_TOKEN = re.compile(r"\w[\w'&-]*|[^\w\s]")
 _SENTENCE_END = frozenset(".?!")
 
 
 def references(question: str) -> list[list[str]]:
-    """The phrases the question points at: the words after a demonstrative, then after
-    "the" where the question names nothing, up to a function word or punctuation."""
+    """The phrases the question points at: the words after a demonstrative, then after a
+    "the" that does not say itself which one, where the question names nothing; each up
+    to a function word or punctuation."""
     tokens = _TOKEN.findall(question)
     pointed = [phrase_after(tokens, i) for i in range(len(tokens)) if demonstrative(tokens, i)]
     if not names_something(tokens):
-        pointed += [phrase_after(tokens, i) for i, token in enumerate(tokens) if token.lower() == "the"]
-        pointed = [phrase for phrase in pointed if not restricted(tokens, phrase)]
+        pointed += [
+            phrase_after(tokens, i)
+            for i, token in enumerate(tokens)
+            if token.lower() == "the" and not restricted(tokens, i)
+        ]
     return [phrase for phrase in pointed if phrase]
 
 
@@ -70,16 +74,15 @@ SELECTING = frozenset({"first", "second", "third", "fourth", "fifth", "last", "n
 RESTRICTING = frozenset({"that", "which", "who", "whom", "whose", "where", "when", "of"})
 
 
-def restricted(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
-    """ "the X" says itself which X: selected by a word in it, or followed by a clause or
-    an "of" that restricts it."""
-    if not phrase or any(word.lower() in SELECTING or any(c.isdigit() for c in word) for word in phrase):
-        return bool(phrase)
-    for i in range(len(tokens) - len(phrase)):
-        if list(tokens[i : i + len(phrase)]) == list(phrase):
-            following = tokens[i + len(phrase)].lower()
-            return following in RESTRICTING
-    return False
+def restricted(tokens: Sequence[str], i: int) -> bool:
+    """The "the" at ``i`` says itself which one: a word of its phrase selects it, or a
+    clause or an "of" follows the phrase. (A number ends a phrase: "the 1959 final"
+    points at nothing.)"""
+    phrase = phrase_after(tokens, i)
+    if any(word.lower() in SELECTING for word in phrase):
+        return True
+    after = i + 1 + len(phrase)
+    return after < len(tokens) and tokens[after].lower() in RESTRICTING
 
 
 def names_something(tokens: Sequence[str]) -> bool:
