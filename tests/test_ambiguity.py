@@ -128,3 +128,25 @@ def test_a_reply_that_names_one_of_the_choices_is_read_as_the_question_about_it(
     )
     assert events[-1].standalone == "Are dogs allowed in Long Point State Park?"
     assert all(REWRITE_INSTRUCTION != prompt[0]["content"] for prompt in generator.prompts)
+
+
+def test_eval_scores_a_question_asked_back_as_one_with_no_answer_at_every_t():
+    from iterretgen_tui.engine.evaluation import evaluate
+    from iterretgen_tui.engine.evaluation.datasets import Question
+
+    embedder = HashEmbedder()
+    question = Question("q1", QUESTION, ("primary care",), {"/d/a.md": 1})
+    records = [
+        evaluate.evaluate_question(
+            question,
+            retriever=Retriever(embedder, ListIndex(embedder, CLINICS)),
+            generator=ScriptedGenerator(["So the answer is primary care."]),
+            options=paper_options(iterations=3, top_k=3),
+            stop_adaptively=adaptive,
+        )
+        for adaptive in (False, True)
+    ]
+    assert [len(r["iterations"]) for r in records] == [3, 1]
+    assert all(r["adaptive"] == {"t": 1, "reason": "asked_back"} for r in records)
+    [row] = evaluate.summarize(records[:1], [3], judged=False)
+    assert row["acc"] == 0.0 and evaluate.summarize_adaptive(records, judged=False)["acc"] == 0.0

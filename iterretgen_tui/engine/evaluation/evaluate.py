@@ -115,7 +115,12 @@ def evaluate_question(
         # two calls (the draft, then the follow-up asking for its answer).
         original = _replayed_seconds(replayed, calls_before, i)
         steps.append(step_record(question, trace, original, verdicts.get(trace.answer)))
-    if stop_adaptively:
+    if final.asked_back:  # nothing drafted: a question with no answer, at every t scored
+        asked = IterationTrace(1, question.text, final.sources, "", "", 0.0, stated=False)
+        last = 1 if stop_adaptively else options.iterations
+        steps = [step_record(question, replace(asked, t=t), None, None) for t in range(1, last + 1)]
+        stop_t, reason = 1, final.stop_reason
+    elif stop_adaptively:
         stop_t, reason = len(final.iterations), final.stop_reason
     else:
         stop_t, reason = adaptive_stop(repeats, final.iterations)
