@@ -245,6 +245,7 @@ def blocks(records: Sequence[dict], side: str) -> dict:
         return [r[side] for r in records if r["answerability"] in kinds and key in r[side]]
 
     answerable, unanswerable = sides(ANSWERABLE), sides((UNANSWERABLE,))
+    underspecified = sides((UNDERSPECIFIED,), "asked_back")
     return {
         "answerable": {
             "n": len(answerable),
@@ -254,8 +255,8 @@ def blocks(records: Sequence[dict], side: str) -> dict:
         },
         "unanswerable": {"n": len(unanswerable), "abstained": _share([float(a["declined"]) for a in unanswerable])},
         "underspecified": {
-            "n": len(sides((UNDERSPECIFIED,), "asked_back")),
-            "asked_back": _share([float(a["asked_back"]) for a in sides((UNDERSPECIFIED,), "asked_back")]),
+            "n": len(underspecified),
+            "asked_back": _share([float(a["asked_back"]) for a in underspecified]),
         },
     }
 
