@@ -86,7 +86,14 @@ def add_loop_flags(parser: argparse.ArgumentParser) -> None:
         dest="read_tokens",
         type=int,
         metavar="N",
-        help="tokens of passages the model reads an iteration with --read budget (default: the setting)",
+        help="tokens of passages the model reads at iteration 1 with --read budget (default: the setting)",
+    )
+    parser.add_argument(
+        "--check-read-tokens",
+        dest="check_read_tokens",
+        type=int,
+        metavar="N",
+        help="the same for the iterations after the first, which check its answer (default: the setting)",
     )
     add_retrieval_flag(parser)
 
@@ -122,6 +129,7 @@ def settings_from(args: argparse.Namespace, **extra):
             "passage_order",
             "read",
             "read_tokens",
+            "check_read_tokens",
             "retrieval",
         )
     }

@@ -44,6 +44,7 @@ class Settings:
     ask_back: bool = LoopOptions.ask_back
     read: str = LoopOptions.read
     read_tokens: int = LoopOptions.read_tokens
+    check_read_tokens: int = LoopOptions.check_read_tokens
     retrieval: str = "hybrid"  # rankings every search fuses (engine/retrieval/modes.py; docs/evaluation.md)
     n_ctx: int = 4096
     # llama.cpp's remedies for repetition; none by default (greedy, as the paper): the loop

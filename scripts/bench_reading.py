@@ -14,7 +14,8 @@ the models load once and every setting starts from the same saved demo states.
 Without --dataset: the real-documents set (scripts/score_realdocs.py's questions and
 scores: key fact, loops, right file). With --dataset: a QA set, Acc and F1 at the adaptive
 stop, and each setting's paired differences from the first with their 95% intervals.
-A setting is a read mode, with a token budget for "budget" (budget:300).
+A setting is a read mode, with a token budget for "budget" (budget:300), or one for the first
+iteration and one for those after it (budget:300/450).
 """
 
 from __future__ import annotations
@@ -39,8 +40,12 @@ from iterretgen_tui.session import Session
 
 
 def setting(text: str) -> tuple[str, dict]:
+    """ "budget:300" reads 300 tokens at every iteration, "budget:300/450" 300 at the first
+    and 450 at those that check it."""
     mode, _, tokens = text.partition(":")
-    return text, {"read": mode, **({"read_tokens": int(tokens)} if tokens else {})}
+    first, _, later = tokens.partition("/")
+    budgets = {"read_tokens": int(first), "check_read_tokens": int(later or first)} if first else {}
+    return text, {"read": mode, **budgets}
 
 
 def asked(question: str, retriever, generator, options: LoopOptions) -> tuple[FinalAnswer, float, list[int]]:

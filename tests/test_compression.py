@@ -124,3 +124,34 @@ def test_the_loop_reads_compressed_passages_and_cites_the_whole_ones():
     assert first.t == 1 and first.answer.answer == "Dijon"
     assert events.index(first) == next(i for i, e in enumerate(events) if isinstance(e, DraftDone)) + 1
     assert final.first_answer_seconds == first.seconds
+
+
+def test_the_iterations_after_the_first_read_within_their_own_budget():
+    corpus = [
+        Passage(
+            1,
+            "Gustave Eiffel was born in Dijon in 1832. He studied chemistry in Paris. "
+            "His company built bridges across Europe. He died in 1923 in Paris.",
+            "Gustave Eiffel",
+            "/docs/gustave.md",
+        ),
+        Passage(2, "Dijon is famous for its mustard. It lies in Burgundy.", "Dijon", "/docs/dijon.md"),
+    ]
+    embedder = HashEmbedder()
+    generator = ScriptedGenerator(["Gustave Eiffel was born in Dijon. So the answer is Dijon."] * 2)
+    options = paper_options(iterations=2, top_k=2, adaptive=False, read="budget", read_tokens=24, check_read_tokens=400)
+    list(
+        iterretgen.run(
+            "Where was Gustave Eiffel born?",
+            retriever=Retriever(embedder, ListIndex(embedder, corpus)),
+            generator=generator,
+            options=options,
+        )
+    )
+    drafts = [
+        p[-1]["content"] for p in generator.prompts if "Gustave Eiffel was born in Dijon in 1832" in p[-1]["content"]
+    ]
+    assert len(drafts) == 2
+    assert "His company built bridges across Europe" not in drafts[0]  # 24 tokens at iteration 1
+    assert "His company built bridges across Europe" in drafts[1]  # 400 while checking it
+    assert (options.read_budget(1), options.read_budget(2), options.read_budget(3)) == (24, 400, 400)

@@ -74,3 +74,14 @@ def test_decoding_penalties_are_read_from_the_environment_and_checked(monkeypatc
     monkeypatch.setenv("ITERRETGEN_REPEAT_PENALTY", "0")
     with pytest.raises(config.ConfigError, match="repeat_penalty must be above 0"):
         config.load()
+
+
+@pytest.mark.parametrize("command", [["ask", "q", "--folder", "."], ["eval", "."]])
+def test_the_read_budgets_come_from_flags_and_are_checked(command):
+    from iterretgen_tui.cli import build_parser, settings_from
+
+    args = build_parser().parse_args([*command, "--read-tokens", "200", "--check-read-tokens", "500"])
+    options = settings_from(args).loop
+    assert (options.read_budget(1), options.read_budget(2)) == (200, 500)
+    with pytest.raises(config.ConfigError, match="check_read_tokens must be at least 1"):
+        settings_from(build_parser().parse_args([*command, "--check-read-tokens", "0"])).loop

@@ -215,7 +215,8 @@ def generate(
     soon as it states its answer or repeats itself; the trace and the prompt it was
     drafted from, or None if cancelled."""
     question, kind = reading.question, reading.kind
-    prompt = order_passages(reading, retrieved, previous, generator, sentences, options)
+    tokens = options.read_budget(t)
+    prompt = order_passages(reading, retrieved, previous, generator, sentences, options, tokens)
     if prompt.dropped or prompt.truncated:
         yield ContextTrimmed(t, len(prompt.passages), prompt.dropped, prompt.truncated)
     guard = LoopGuard()  # holds the draft; a draft that repeats itself stops at once
@@ -234,7 +235,7 @@ def generate(
         generator,
         sentences,
         cancel,
-        redrafter(prompt, generator, sentences, options, cancel),
+        redrafter(prompt, generator, sentences, options, tokens, cancel),
         around,
     )
     if cancel.is_set():
@@ -258,13 +259,14 @@ def redrafter(
     generator: Generator,
     sentences: SentenceEmbedder | None,
     options: LoopOptions,
+    tokens: int,
     cancel: threading.Event,
 ) -> Redraft:
     """The answer a fresh draft states to another question over the same passages; its
     prompt shares everything before the question with this one, which llama.cpp reuses."""
 
     def redraft(question: str) -> str:
-        again = fitted_prompt(Reading(question, FACTOID), prompt.passages, generator, sentences, options)
+        again = fitted_prompt(Reading(question, FACTOID), prompt.passages, generator, sentences, options, tokens)
         guard = LoopGuard()
         for _ in stream_draft(generator, again.messages, FACTOID, options.max_tokens, guard, cancel):
             pass
@@ -280,6 +282,7 @@ def order_passages(
     generator: Generator,
     sentences: SentenceEmbedder | None,
     options: LoopOptions,
+    tokens: int,
 ) -> Prompt:
     """The prompt of this iteration's passages, with the earlier ones kept when asked.
     ``new-first``: the new retrieval, then the earlier passages it did not find again.
@@ -291,7 +294,7 @@ def order_passages(
     found = retrieved.passages
 
     def build(passages: Sequence[Passage]) -> Prompt:
-        return fitted_prompt(reading, passages, generator, sentences, options, retrieved.query)
+        return fitted_prompt(reading, passages, generator, sentences, options, tokens, retrieved.query)
 
     if not (options.keep_passages and previous):
         return build(found)
@@ -309,15 +312,17 @@ def fitted_prompt(
     generator: Generator,
     sentences: SentenceEmbedder | None,
     options: LoopOptions,
+    tokens: int,
     query: str = "",
 ) -> Prompt:
     """The prompt of what the reader reads of ``passages`` (engine/loop/compression.py:
-    what bears on the question and ``query``, the iteration's search) that leaves the
+    what bears on the question and ``query``, the iteration's search, within ``tokens``
+    with the budget read mode) that leaves the
     model room for a whole draft and the short turns after it (asking for its answer,
     checking it): llama.cpp refuses a turn that would overflow its window."""
     asked = (reading.question, query) if query and query != reading.question else (reading.question,)
     parts = read_parts(
-        passages, asked, sentences, mode=options.read, tokens=options.read_tokens, count_tokens=generator.count_tokens
+        passages, asked, sentences, mode=options.read, tokens=tokens, count_tokens=generator.count_tokens
     )
     given = [(passage, text) for passage, text in zip(passages, parts) if text is not None]
     budget = generator.n_ctx - options.max_tokens - AFTER_DRAFT_TOKENS

@@ -44,6 +44,13 @@ class LoopOptions:
     # the best of each ("sentences"), or whole passages ("whole"); docs/performance.md.
     read: str = "budget"
     read_tokens: int = 300
+    # The same for the iterations after the first, which check the first answer against
+    # twice the passages (new and kept); the first answer's speed is read_tokens' alone.
+    check_read_tokens: int = 450
+
+    def read_budget(self, t: int) -> int:
+        """Tokens of passages the reader reads at iteration ``t`` (the budget read mode)."""
+        return self.read_tokens if t == 1 else self.check_read_tokens
 
     def __post_init__(self) -> None:
         if self.query_mode not in QUERY_MODES:
@@ -52,7 +59,7 @@ class LoopOptions:
             raise ConfigError(f"passage_order must be one of {', '.join(PASSAGE_ORDERS)}, not {self.passage_order!r}")
         if self.read not in READ_MODES:
             raise ConfigError(f"read must be one of {', '.join(READ_MODES)}, not {self.read!r}")
-        for name in ("iterations", "top_k", "max_tokens", "read_tokens"):
+        for name in ("iterations", "top_k", "max_tokens", "read_tokens", "check_read_tokens"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, not {getattr(self, name)}")
         if self.history_tokens < 0:
