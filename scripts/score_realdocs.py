@@ -86,6 +86,7 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
         "unsaid": final.unsaid,
         "grounded": final.grounded,
         "evidence_score": round(evidence.score, 4) if evidence else None,
+        "evidence_support": round(evidence.support, 4) if evidence else None,
         "right_file": Path(first_file).name == item["file"],
         "right_file_in_sources": any(Path(p.source).name == item["file"] for p in final.sources),
         "iterations": len(final.iterations),

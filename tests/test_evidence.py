@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from iterretgen_tui.engine.indexing.indexer import open_folder_index, sync_folder
 from iterretgen_tui.engine.loop.events import FinalAnswer, IterationTrace, StopReason
 from iterretgen_tui.engine.loop.evidence import choose_evidence, sentences
@@ -438,3 +440,17 @@ def test_weak_answers_are_named():
     assert weakness(final_with("config.toml", looped=True)) is Weakness.LOOPED
     assert weakness(final_with("Grenoble")) is Weakness.UNSUPPORTED
     assert weakness(final_with("yes")) is None  # nothing to check it against
+
+
+def test_support_is_how_near_any_sentence_comes_to_the_question_or_its_answer():
+    text = "Bananas are yellow. F5 lists the installed models in a window of its own."
+    passages = [Passage(4, text, "Keys", "k.md"), Passage(5, "Pears are green.", "Fruit", "f.md")]
+    embedder = HashEmbedder(dim=512)
+    asked = choose_evidence("What does F5 open?", passages, embedder)
+    vectors = embedder.embed_batch([*sentences(text), "Pears are green."])
+    best = float(max(vectors @ embedder.embed_queries(["What does F5 open?"])[0]))
+    assert asked.support == pytest.approx(best)
+    # The stated answer's words, found in a sentence, bring it nearer.
+    answered = choose_evidence("What does F5 open?", passages, embedder, answer="the installed models window")
+    assert answered.support > asked.support
+    assert answered.support >= answered.score

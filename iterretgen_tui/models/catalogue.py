@@ -93,7 +93,7 @@ class Entry:
     origin: str = ""
     notes: str = ""
     passage_order: str = "new-first"  # a reader's measured best order of kept passages
-    # An embedder's evidence score under which the passages read are taken not to state an
+    # An embedder's evidence support under which the passages read are taken not to state an
     # answer (engine/loop/grounding.py); 0: not measured, never.
     unsaid_below: float = 0.0
 

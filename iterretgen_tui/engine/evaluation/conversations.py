@@ -174,6 +174,7 @@ def answer_task(
         "unsaid": final.unsaid,
         "weakness": weak.value if weak else None,
         "evidence_score": round(final.evidence.score, 4) if final.evidence else None,
+        "evidence_support": round(final.evidence.support, 4) if final.evidence else None,
         "declined": declined(final),
         "asked_back": asks_back(final),
         "answer_recall": token_recall(reply, task.reference),

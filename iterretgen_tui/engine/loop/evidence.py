@@ -85,6 +85,10 @@ class Quote:
 @dataclass(frozen=True)
 class Evidence(Quote):
     also: Quote | None = None  # the sentence closest to the draft with the question
+    # How near the passages read come to saying an answer: the best score of any of their
+    # sentences against the question, or the question followed by its stated answer
+    # (engine/loop/grounding.py declines under the embedder's bound).
+    support: float = 0.0
 
     @property
     def quotes(self) -> tuple[Quote, ...]:
@@ -160,15 +164,18 @@ def choose_evidence(
     of no content words ("yes") is not looked for. With ``draft``, ``also`` quotes the
     sentence closest to it with the question that the first quote does not hold. With
     ``around``, a sentence cut by the passage's first or last word is completed from
-    the passage beside it."""
+    the passage beside it. Its ``support`` is the best any sentence scores against the
+    question, or the question with ``answer``."""
     split = [sentences(p.text) for p in passages]
     candidates = [(n, i, s) for n, own in enumerate(split, 1) for i, s in enumerate(own)]
     if not candidates:
         return None
-    asked = [question, f"{draft}\n{question}"] if content_words(draft) else [question]
+    answered = f"{question} {answer}" if content_words(answer) else question
+    asked = [question, answered, *([f"{draft}\n{question}"] if content_words(draft) else [])]
     queries = embedder.embed_queries(asked)
     vectors = embedder.embed_batch([under_heading(passages[n - 1], s) for n, _, s in candidates])
     scores = vectors @ queries[0]
+    support = float(max(scores.max(), (vectors @ queries[1]).max()))
     backing = [k for k, (*_, s) in enumerate(candidates) if mentions(s, answer)] if content_words(answer) else []
     best = max(backing or range(len(candidates)), key=lambda k: scores[k])
     n, i, _ = candidates[best]
@@ -177,8 +184,8 @@ def choose_evidence(
     neighbours = [(by_position[(n, j)], j) for j in (i - 1, i + 1) if (n, j) in by_position]
     j = max(neighbours)[1] if neighbours else i
     text, location = _quote(passage, own, min(i, j), max(i, j), around)
-    also = _also(candidates, vectors @ queries[1], text, passages, split, around) if len(queries) > 1 else None
-    return Evidence(text, n, passage.id, passage.source, location, float(scores[best]), also)
+    also = _also(candidates, vectors @ queries[2], text, passages, split, around) if len(queries) > 2 else None
+    return Evidence(text, n, passage.id, passage.source, location, float(scores[best]), also, support)
 
 
 def _also(

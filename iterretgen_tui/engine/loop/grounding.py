@@ -55,6 +55,6 @@ def unsaid(evidence: Evidence | None, grounded: float | None, below: float) -> s
     "" where neither."""
     if grounded is not None and grounded < FOUND_AT_LEAST:
         return "reader"
-    if evidence is not None and evidence.score < below:
+    if evidence is not None and evidence.support < below:
         return "evidence"
     return ""
