@@ -84,4 +84,4 @@ def test_the_read_budgets_come_from_flags_and_are_checked(command):
     options = settings_from(args).loop
     assert (options.read_budget(1), options.read_budget(2)) == (200, 500)
     with pytest.raises(config.ConfigError, match="check_read_tokens must be at least 1"):
-        settings_from(build_parser().parse_args([*command, "--check-read-tokens", "0"])).loop
+        _ = settings_from(build_parser().parse_args([*command, "--check-read-tokens", "0"])).loop
