@@ -89,15 +89,18 @@ def test_the_memo_embeds_each_sentence_once():
     assert len(sentence_batches) == 1
 
 
+EIFFEL = Passage(
+    1,
+    "Gustave Eiffel was born in Dijon in 1832. He studied chemistry in Paris. "
+    "His company built bridges across Europe. He died in 1923 in Paris.",
+    "Gustave Eiffel",
+    "/docs/gustave.md",
+)
+
+
 def test_the_loop_reads_compressed_passages_and_cites_the_whole_ones():
     corpus = [
-        Passage(
-            1,
-            "Gustave Eiffel was born in Dijon in 1832. He studied chemistry in Paris. "
-            "His company built bridges across Europe. He died in 1923 in Paris.",
-            "Gustave Eiffel",
-            "/docs/gustave.md",
-        ),
+        EIFFEL,
         Passage(2, "Dijon is famous for its mustard. It lies in Burgundy.", "Dijon", "/docs/dijon.md"),
         Passage(3, "Bananas are yellow fruit that grow in warm places.", "Bananas", "/docs/bananas.md"),
     ]
@@ -128,13 +131,7 @@ def test_the_loop_reads_compressed_passages_and_cites_the_whole_ones():
 
 def test_the_iterations_after_the_first_read_within_their_own_budget():
     corpus = [
-        Passage(
-            1,
-            "Gustave Eiffel was born in Dijon in 1832. He studied chemistry in Paris. "
-            "His company built bridges across Europe. He died in 1923 in Paris.",
-            "Gustave Eiffel",
-            "/docs/gustave.md",
-        ),
+        EIFFEL,
         Passage(2, "Dijon is famous for its mustard. It lies in Burgundy.", "Dijon", "/docs/dijon.md"),
     ]
     embedder = HashEmbedder()
