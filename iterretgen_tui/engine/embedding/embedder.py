@@ -28,7 +28,7 @@ class Embedder(ABC):
     # Texts it embeds at once across streams that each hold some of the cores; 0 where one
     # batch of any size runs on every thread (engine/embedding/calibration.py sizes by it).
     texts_in_flight = 0
-    # The evidence score under which the passages read are taken not to state an answer:
+    # The evidence support under which the passages read are taken not to state an answer:
     # the catalogue's measured value for the model (engine/loop/grounding.py); 0: never.
     unsaid_below = 0.0
 

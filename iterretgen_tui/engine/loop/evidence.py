@@ -170,13 +170,13 @@ def choose_evidence(
     candidates = [(n, i, s) for n, own in enumerate(split, 1) for i, s in enumerate(own)]
     if not candidates:
         return None
-    answered = f"{question} {answer}" if content_words(answer) else question
-    asked = [question, answered, *([f"{draft}\n{question}"] if content_words(draft) else [])]
-    queries = embedder.embed_queries(asked)
+    with_answer = [f"{question} {answer}"] if content_words(answer) else []
+    with_draft = [f"{draft}\n{question}"] if content_words(draft) else []
+    queries = embedder.embed_queries([question, *with_answer, *with_draft])
     vectors = embedder.embed_batch([under_heading(passages[n - 1], s) for n, _, s in candidates])
     scores = vectors @ queries[0]
-    support = float(max(scores.max(), (vectors @ queries[1]).max()))
-    backing = [k for k, (*_, s) in enumerate(candidates) if mentions(s, answer)] if content_words(answer) else []
+    support = float((vectors @ queries[: 1 + len(with_answer)].T).max())
+    backing = [k for k, (*_, s) in enumerate(candidates) if mentions(s, answer)] if with_answer else []
     best = max(backing or range(len(candidates)), key=lambda k: scores[k])
     n, i, _ = candidates[best]
     passage, own = passages[n - 1], split[n - 1]
@@ -184,7 +184,7 @@ def choose_evidence(
     neighbours = [(by_position[(n, j)], j) for j in (i - 1, i + 1) if (n, j) in by_position]
     j = max(neighbours)[1] if neighbours else i
     text, location = _quote(passage, own, min(i, j), max(i, j), around)
-    also = _also(candidates, vectors @ queries[2], text, passages, split, around) if len(queries) > 2 else None
+    also = _also(candidates, vectors @ queries[-1], text, passages, split, around) if with_draft else None
     return Evidence(text, n, passage.id, passage.source, location, float(scores[best]), also, support)
 
 

@@ -3,8 +3,8 @@ don't seem to say" instead of a guess.
 
 A small reader asked a question its passages cannot answer writes an answer anyway, from
 the nearest passage. Two signals catch it (docs/conversations.md measures both):
-- the evidence: even the sentence nearest the question (the one quoted under the answer)
-  scores under the embedder's measured bound; free, and on by default;
+- the evidence's support: no sentence read comes near the question, nor near the
+  question with its stated answer (the embedder's measured bound); free, and on by default;
 - the reader's own check, asked as a yes/no turn in place of its draft's instruction (the
   text before it is what llama.cpp has just evaluated, so only the check's words are new),
   read as the probability of "yes" in its first token.

@@ -81,7 +81,7 @@ def run(
     began = time.perf_counter()
     first_seconds: float | None = None  # to the first draft that states an answer
     sentences = SentenceMemo(retriever.embedder) if retriever.embedder is not None else None
-    # The evidence score under which the documents seem not to say (grounding.py).
+    # The evidence support under which the documents seem not to say (grounding.py).
     below = retriever.embedder.unsaid_below if options.check_evidence and retriever.embedder is not None else 0.0
     asked = Asked(question, tuple(turns))
     reading: Reading | None = None  # made once the question is read
