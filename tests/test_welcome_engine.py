@@ -18,7 +18,8 @@ def test_a_heading_becomes_a_question():
     assert question_for("FAQ › How do I pull a model") == "How do I pull a model?"
     assert question_for("FAQ › Why is it slow?") == "Why is it slow?"
     assert question_for("Gustave Eiffel") == "What do the documents say about Gustave Eiffel?"
-    assert question_for("The chat window › What you see") == "What does The chat window say about what you see?"
+    assert question_for("The chat window › What you see") == "What does the chat window say about what you see?"
+    assert question_for("The Hobbit › Maps") == "What does The Hobbit say about maps?"
     assert (
         question_for("Does iterating pay off? Measured › End to end") == "What do the documents say about end to end?"
     )

@@ -32,7 +32,7 @@ def question_for(title: str) -> str:
     topic = heading if _proper(heading) else heading[0].lower() + heading[1:]
     name = document.split(SECTION)[0]
     if name and len(name.split()) <= MAX_NAME_WORDS and "?" not in name:
-        return f"What does {name} say about {topic}?"
+        return f"What does {_in_sentence(name)} say about {topic}?"
     return f"What do the documents say about {topic if document else heading}?"
 
 
@@ -70,3 +70,12 @@ def _proper(text: str) -> bool:
     """Starts with an acronym or a name with inner capitals (keep its case): "GPU setup", "FAISS", "iOS"."""
     first = text.split()[0]
     return any(c.isupper() for c in first[1:]) or any(c.isdigit() for c in first)
+
+
+def _in_sentence(name: str) -> str:
+    """A title read inside a question: its leading article in lower case when a common
+    word follows ("The chat window" -> "the chat window"; "The Hobbit" keeps its case)."""
+    first, _, rest = name.partition(" ")
+    if first in ("The", "A", "An") and rest[:1].islower():
+        return f"{first.lower()} {rest}"
+    return name
