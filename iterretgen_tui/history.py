@@ -254,6 +254,20 @@ def close_fences(markdown: str) -> str:
     return f"{markdown}\n{opened}" if opened else markdown
 
 
+# An inline code span: its text shows as written, a backslash included, so nothing in it is escaped.
+_CODE_SPAN = re.compile(r"(`+)[^`]+?\1")
+
+
 def _escape(text: str) -> str:
-    """Keep user text from turning into Markdown structure (headings, emphasis)."""
-    return " ".join(text.split()).replace("*", r"\*").replace("_", r"\_").replace("#", r"\#")
+    """Keep user text from turning into Markdown structure (headings, emphasis); code
+    spans ("`$ITERRETGEN_HOME`") are left as they are."""
+    text = " ".join(text.split())
+    pieces, start = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        pieces += [_escape_plain(text[start : span.start()]), span.group()]
+        start = span.end()
+    return "".join([*pieces, _escape_plain(text[start:])])
+
+
+def _escape_plain(text: str) -> str:
+    return text.replace("*", r"\*").replace("_", r"\_").replace("#", r"\#")

@@ -121,6 +121,9 @@ def test_evidence_is_saved_shown_under_the_answer_and_exported():
     # A list item's own line is a Markdown hard break, not run into the next sentence.
     item = Evidence("• Returns: {Timeout} a reference\nSets the *timer*.", 2, 8, "/docs/t.md", "line 4", 0.6)
     assert "“• Returns: {Timeout} a reference\\\nSets the \\*timer\\*.” **[2]**" in history.evidence_markdown(item)
+    # A code span shows its text as written: escaped there, "_" would show as "\_".
+    code = Evidence("Saved under `$ITERRETGEN_HOME/config` or my_home.", 1, 7, "/docs/t.md", "line 9", 0.6)
+    assert "“Saved under `$ITERRETGEN_HOME/config` or my\\_home.”" in history.evidence_markdown(code)
     # The sentence quoted beside it has a line, a number and a file of its own, and is saved.
     two = replace(evidence, also=Quote("He designed the tower.", 3, 9, "/docs/t.md", "line 7", 0.5))
     assert history.evidence_markdown(two) == (
