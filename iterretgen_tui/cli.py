@@ -140,7 +140,10 @@ def settings_from(args: argparse.Namespace, **extra):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="iterretgen-chat",
+        usage="iterretgen-chat [FOLDER] [options]  |  iterretgen-chat COMMAND ...",
         description="Chat with your documents offline: iterative retrieval and generation.",
+        epilog="Without a COMMAND, the chat opens over FOLDER (default: the last folder used); "
+        "its options: `iterretgen-chat FOLDER --help`.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in SUBCOMMANDS.items():

@@ -42,9 +42,20 @@ def test_flags_reach_the_app_settings(tmp_path, monkeypatch):
     assert (seen["settings"].llm, seen["settings"].device) == ("/models/x.gguf", "cpu")
     assert seen["settings"].last_folder == str(tmp_path)
     assert config.load().llm == config.Settings().llm  # flags are for this run only
+    other = tmp_path / "other"
+    other.mkdir()
+    assert tui.main(["--folder", str(other)]) == 0  # as `ask` takes it
+    assert seen["folder"] == other
 
 
 def test_help_mentions_the_folder(capsys):
     with pytest.raises(SystemExit):
         tui.build_parser().parse_args(["--help"])
     assert "FOLDER" in capsys.readouterr().out.upper()
+
+
+def test_the_commands_help_says_how_the_chat_opens(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert "iterretgen-chat [FOLDER]" in out and "the chat opens over FOLDER" in out

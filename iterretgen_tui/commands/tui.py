@@ -22,7 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Chat with your documents offline (the TUI). Subcommands: index, ask, "
         "eval, adapt, models (see `iterretgen-chat COMMAND --help`).",
     )
-    parser.add_argument("folder", nargs="?", help="the documents to answer from (default: the last folder used)")
+    folder = parser.add_mutually_exclusive_group()
+    folder.add_argument("folder", nargs="?", help="the documents to answer from (default: the last folder used)")
+    # `ask` names its folder with --folder; the chat takes the same flag rather than refuse it.
+    folder.add_argument("--folder", dest="folder_flag", metavar="FOLDER", help="the same, as `ask` takes it")
     add_model_flags(parser)
     add_retrieval_flag(parser)
     return parser
@@ -50,7 +53,7 @@ def make_session(settings: config.Settings):
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     settings = settings_from(args)
-    folder = resolve_folder(args.folder, settings.last_folder)
+    folder = resolve_folder(args.folder or args.folder_flag, settings.last_folder)
     remember_folder(folder)
     # Tracebacks go to a file, never over the screen.
     logging.basicConfig(
