@@ -29,6 +29,7 @@ from ..loop.generator import Generator
 from ..loop.options import LoopOptions
 from ..loop.queries import PassageRetriever, first_searches, search_first
 from ..loop.trust import asks_back, declined, reply_text, weakness
+from ..passages import Passage
 from . import metrics
 from .datasets import DatasetError, _jsonl
 from .evaluate import paired
@@ -133,12 +134,20 @@ def k_precision(reply: str, passages_text: Sequence[str]) -> float:
     return len(words & read) / len(words)
 
 
-def search_scores(retriever: PassageRetriever, asked: Asked, task: Task, top_k: int) -> dict[str, float]:
-    """The first search the loop makes for ``asked`` (with its conversation's search
-    beside it, where it has turns), scored against the gold passages."""
-    named = first_searches(asked.searched, context_search(asked))
-    ranked = [p.source for p in search_first(named, retriever, SEARCH_DEPTH)[1]]
-    top = [p.source for p in search_first(named, retriever, top_k)[1]]  # as the loop asks: a fusion's top k may differ
+def first_found(retriever: PassageRetriever, asked: Asked, k: int) -> list[Passage]:
+    """The passages of the first search the loop makes for ``asked`` (with its
+    conversation's search beside it, where it has turns)."""
+    return search_first(first_searches(asked.searched, context_search(asked)), retriever, k)[1]
+
+
+def search_scores(
+    retriever: PassageRetriever, asked: Asked, task: Task, top_k: int, found: Sequence[Passage] | None = None
+) -> dict[str, float]:
+    """The first search for ``asked`` scored against the gold passages; ``found``: its top
+    ``top_k`` where the caller has them already."""
+    ranked = [p.source for p in first_found(retriever, asked, SEARCH_DEPTH)]
+    # As the loop asks: a fusion's top k may differ from the deeper ranking's first k.
+    top = [p.source for p in (found if found is not None else first_found(retriever, asked, top_k))]
     return {
         "gold_recall_at_5": metrics.gold_recall(top, task.relevant),
         "ndcg_at_10": metrics.ndcg_at(ranked, task.relevant, SEARCH_DEPTH),
@@ -189,10 +198,10 @@ def search_task(task: Task, *, retriever: PassageRetriever, generator: Generator
     and whether the loop would ask back over what the first search found."""
     started = time.perf_counter()
     asked = read_reply(task.question, task.turns, generator, threading.Event())
-    found = search_first(first_searches(asked.searched, context_search(asked)), retriever, top_k)[1]
+    found = first_found(retriever, asked, top_k)
     return {
         "standalone": asked.standalone,
-        "search": search_scores(retriever, asked, task, top_k),
+        "search": search_scores(retriever, asked, task, top_k, found),
         "asked_back": bool(ambiguity(asked, found)),
         "seconds": round(time.perf_counter() - started, 3),
     }
