@@ -271,6 +271,13 @@ def test_eval_on_conversations_reports_every_key(monkeypatch, tmp_path, capsys):
     records = [json.loads(line) for line in out.with_suffix(".jsonl").read_text().splitlines()[1:]]
     assert records[0]["conversation"]["standalone"] == REWRITE and records[0]["last_turn"]["standalone"] == ""
     assert "answerable (1): answer recall" in capsys.readouterr().out
+    # The searches alone: read and searched with, nothing drafted; the same search scores.
+    searched = tmp_path / "searched.json"
+    assert cli.main(["eval", str(root), "--out", str(searched), "--retrieval", "dense", "--search-only"]) == 0
+    assert json.loads(searched.read_text())["search"]["conversation"] == summary["search"]["conversation"]
+    rows = [json.loads(line) for line in searched.with_suffix(".jsonl").read_text().splitlines()[1:]]
+    assert set(rows[0]["conversation"]) == {"standalone", "search", "asked_back", "seconds"}
+    assert rows[0]["conversation"]["standalone"] == REWRITE
 
 
 def test_an_answer_that_restates_the_question_is_no_headline():
