@@ -17,11 +17,11 @@ from pathlib import Path
 
 from . import paths
 from .engine.errors import IterRetGenError
-from .engine.loop.answers import normalize_answer
 from .engine.loop.events import FinalAnswer, StopReason
 from .engine.loop.evidence import Evidence
 from .engine.loop.question_kind import OPEN
 from .engine.loop.serialize import final_from_dict, final_to_dict
+from .engine.loop.stopping import answers_converge
 from .engine.loop.trust import Weakness, restates, weakness
 from .engine.passages import Passage
 
@@ -211,7 +211,7 @@ def checked_note(final: FinalAnswer) -> str:
     seen = {p.id for p in first.passages}
     more = len({p.id for trace in later for p in trace.passages} - seen)
     read = f"{more} more passage{'s' if more != 1 else ''}" if more else "the same passages again"
-    if normalize_answer(first.answer) == normalize_answer(final.answer):
+    if answers_converge(first.answer, final.answer):  # the same as the adaptive stop counts it
         return f"Checked against {read}: unchanged ({why})."
     return f"Changed after reading {read}; the first answer was: {_escape(first.answer)} ({why})."
 
