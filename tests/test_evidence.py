@@ -92,6 +92,24 @@ def test_sentences_as_a_page_draws_them():
     ]
 
 
+def test_a_table_row_is_a_statement_that_names_its_columns():
+    table = (
+        "These binaries come with it:\n| Package manager | Binary names |\n| --- | :---: |\n"
+        "| Yarn | `yarn`, `yarnpkg` |\n| pnpm | `pnpm` \\| `pnpx` |\nOthers are not provided."
+    )
+    assert sentences(table) == [
+        "These binaries come with it:",
+        "Package manager: Yarn; Binary names: `yarn`, `yarnpkg`",
+        "Package manager: pnpm; Binary names: `pnpm` | `pnpx`",
+        "Others are not provided.",
+    ]
+    # A passage that starts inside a table has no header to name the cells by.
+    assert sentences("| Yarn | `yarn`, `yarnpkg` |\n| pnpm | `pnpm`, `pnpx` |") == [
+        "Yarn; `yarn`, `yarnpkg`",
+        "pnpm; `pnpm`, `pnpx`",
+    ]
+
+
 def test_a_sentence_is_scored_under_its_section_heading():
     # "The method returns ..." says which method only under its heading.
     dirname = Passage(1, "The method returns the directory name of a path.", "Path › path.dirname(path)", "path.md")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import zip_longest
 from typing import Protocol
 
 import numpy as np
@@ -55,6 +56,11 @@ DRAWN_BULLET = "• "
 # that a capitalised line follows ends its sentence.
 _ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]")
 _CAPITALISED = re.compile(r"^[ \t]*[A-Z]")
+# A Markdown table's row ("| pnpm | `pnpm`, `pnpx` |"), its cells split at unescaped pipes,
+# and its rule's cells ("---", ":--:").
+_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
+_CELL_EDGE = re.compile(r"(?<!\\)\|")
+_RULE_CELL = re.compile(r":?-+:?")
 _ENDED = re.compile(r"""(?:[.!?]["')\]]*|:|\n\s*\n)\s*$""")  # text that ends where a sentence does
 _WORD = re.compile(r"\S+")
 
@@ -118,11 +124,11 @@ def sentences(text: str) -> list[str]:
 
 def _as_drawn(text: str) -> str:
     """The passage's lines with a blank one wherever a rendered page ends a paragraph:
-    headings and code fences' lines, the edges of a quote (its marks gone), and after a
-    list item that a capitalised line follows."""
+    headings and code fences' lines, the edges of a quote (its marks gone), after a list
+    item that a capitalised line follows, and around each row of a table."""
     lines: list[str] = []
     quoted = False
-    for line in _FENCE.sub("", _HEADING.sub("", text)).split("\n"):
+    for line in _table_rows(_FENCE.sub("", _HEADING.sub("", text)).split("\n")):
         marks = _QUOTE_MARKS.match(line)
         if marks:
             line = line[marks.end() :]
@@ -131,6 +137,33 @@ def _as_drawn(text: str) -> str:
         quoted = bool(marks)
         lines.append(line)
     return "\n".join(lines)
+
+
+def _table_rows(lines: list[str]) -> list[str]:
+    """A Markdown table's rows as statements of their own, each cell named by its column
+    ("Package manager: pnpm; Binary names: `pnpm`, `pnpx`"): run together, a table was
+    one run of cells, quoted in windows. The header and the rule under it go."""
+    out: list[str] = []
+    header: list[str] = []
+    for k, line in enumerate(lines):
+        if not _TABLE_ROW.match(line):
+            header = []
+            out.append(line)
+            continue
+        cells = _cells(line)
+        if all(_RULE_CELL.fullmatch(cell) for cell in cells):
+            continue
+        below = lines[k + 1] if k + 1 < len(lines) else ""
+        if _TABLE_ROW.match(below) and all(_RULE_CELL.fullmatch(cell) for cell in _cells(below)):
+            header = cells
+            continue
+        named = [f"{name}: {cell}" if name else cell for name, cell in zip_longest(header, cells, fillvalue="") if cell]
+        out += ["", "; ".join(named), ""]
+    return out
+
+
+def _cells(row: str) -> list[str]:
+    return [cell.strip().replace("\\|", "|") for cell in _CELL_EDGE.split(row.strip())[1:-1]]
 
 
 def _item_ends(line: str, next_line: str) -> bool:
