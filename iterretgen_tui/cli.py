@@ -93,7 +93,8 @@ def add_loop_flags(parser: argparse.ArgumentParser) -> None:
         dest="check_read_tokens",
         type=int,
         metavar="N",
-        help="the same for the iterations after the first, which check its answer (default: the setting)",
+        help="the same for the new passages of the iterations after the first, which check its answer "
+        "(kept passages are read as they were; default: the setting)",
     )
     add_retrieval_flag(parser)
 

@@ -152,3 +152,37 @@ def test_the_iterations_after_the_first_read_within_their_own_budget():
     assert "His company built bridges across Europe" not in drafts[0]  # 24 tokens at iteration 1
     assert "His company built bridges across Europe" in drafts[1]  # 400 while checking it
     assert (options.read_budget(1), options.read_budget(2), options.read_budget(3)) == (24, 400, 400)
+
+
+def test_a_kept_passage_is_read_as_before_and_the_check_budget_goes_to_new_ones():
+    dijon = Passage(
+        2, "Dijon is famous for its mustard. It lies in Burgundy. It has a cathedral.", "Dijon", "/docs/d.md"
+    )
+    embedder = HashEmbedder()
+    generator = ScriptedGenerator(["Gustave Eiffel was born in Dijon. So the answer is Dijon."] * 2)
+    options = paper_options(
+        iterations=2,
+        top_k=1,
+        adaptive=False,
+        keep_passages=True,
+        passage_order="earlier-first",
+        read_tokens=24,
+        check_read_tokens=400,
+    )
+    events = list(
+        iterretgen.run(
+            "Where was Gustave Eiffel born?",
+            retriever=Retriever(embedder, ListIndex(embedder, [EIFFEL, dijon])),
+            generator=generator,
+            options=options,
+        )
+    )
+    first, second = [e.trace for e in events if isinstance(e, DraftDone)]
+    assert [p.id for p in first.passages] == [1] and [p.id for p in second.passages] == [1, 2]
+    knowledge = [
+        p[-1]["content"].split("\n\nQuestion:")[0] for p in generator.prompts if "Knowledge:" in p[-1]["content"]
+    ]
+    # Iteration 2's prompt starts as iteration 1's did: llama.cpp evaluates only the new passage.
+    assert knowledge[1].startswith(knowledge[0] + "\n")
+    assert "His company built bridges across Europe" not in knowledge[1]
+    assert knowledge_line("Dijon", dijon.text) in knowledge[1]  # whole, within 400 tokens

@@ -11,11 +11,16 @@ Modes (``LoopOptions.read``): ``budget``, the best sentences of all the passages
 until the knowledge holds ``read_tokens`` tokens (a passage none of whose sentences makes
 it is left out of the prompt); ``sentences``, the best ``PER_PASSAGE`` of every passage;
 ``whole``, the passages as they are. The evidence, the panes and the citations keep the
-whole passages: only what the reader evaluates changes."""
+whole passages: only what the reader evaluates changes.
+
+A passage kept from an earlier iteration is read as it was then, and the budget of the
+iterations after the first (``check_read_tokens``) goes to the new passages alone: the
+prompt then starts as the last one did, and llama.cpp evaluates only what is new
+(docs/performance.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -56,16 +61,19 @@ def read_parts(
     mode: str,
     tokens: int,
     count_tokens: Callable[[str], int],
+    read_before: Mapping[int, str] = {},
 ) -> list[str | None]:
     """Per passage, the text the reader gets: the sentences that bear on ``asked`` (the
     question, the iteration's query), in the passage's order; None for a passage left
-    out. Without an embedder, or in ``whole`` mode, the passages as they are."""
+    out. Without an embedder, or in ``whole`` mode, the passages as they are.
+    ``read_before``: by passage id, what an earlier iteration read of a kept passage,
+    given again as it was and outside ``tokens``."""
     if mode == "whole" or embedder is None or not passages:
         return [p.text for p in passages]
-    split = [sentences(p.text) for p in passages]
+    split = [[] if p.id in read_before else sentences(p.text) for p in passages]
     candidates = [(n, i) for n, own in enumerate(split) for i in range(len(own))]
     if not candidates:
-        return [p.text for p in passages]
+        return [read_before.get(p.id, p.text) for p in passages]
     queries = embedder.embed_queries(list(asked))
     vectors = embedder.embed_batch([under_heading(passages[n], split[n][i]) for n, i in candidates])
     scores = (vectors @ np.asarray(queries).T).max(axis=1)
@@ -87,7 +95,10 @@ def read_parts(
             if unit and cost <= room:
                 chosen[n] |= unit
                 room -= cost
-    return [joined(split[n], chosen[n]) if chosen[n] else None for n in range(len(passages))]
+    return [
+        read_before.get(passages[n].id) or (joined(split[n], chosen[n]) if chosen[n] else None)
+        for n in range(len(passages))
+    ]
 
 
 def understood(own: Sequence[str], i: int) -> set[int]:

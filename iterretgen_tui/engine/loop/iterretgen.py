@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Generator as Steps
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..passages import Passage
@@ -86,6 +86,7 @@ def run(
     asked = Asked(question, tuple(turns))
     reading: Reading | None = None  # made once the question is read
     traces: list[IterationTrace] = []
+    last_prompt: Prompt | None = None
     reason = StopReason.MAX_ITERATIONS
     t = 1  # the iteration being worked on when the loop stops
     for t in range(1, options.iterations + 1):
@@ -112,7 +113,7 @@ def run(
             )
             return
         drafted = yield from generate(
-            t, reading, retrieved, previous, generator, retriever, sentences, options, cancel, started
+            t, reading, retrieved, last_prompt, generator, retriever, sentences, options, cancel, started
         )
         if drafted is None:
             reason = StopReason.CANCELLED
@@ -203,7 +204,7 @@ def generate(
     t: int,
     reading: Reading,
     retrieved: Retrieved,
-    previous: IterationTrace | None,
+    before: Prompt | None,
     generator: Generator,
     retriever: PassageRetriever,
     sentences: SentenceEmbedder | None,
@@ -211,12 +212,12 @@ def generate(
     cancel: threading.Event,
     started: float,
 ) -> Steps[Event, None, tuple[IterationTrace, Prompt] | None]:
-    """Retrieval-augmented generation: draft y_t from the passages, streamed, stopped as
-    soon as it states its answer or repeats itself; the trace and the prompt it was
-    drafted from, or None if cancelled."""
+    """Retrieval-augmented generation: draft y_t from the passages (``before``: the last
+    iteration's prompt), streamed, stopped as soon as it states its answer or repeats
+    itself; the trace and the prompt it was drafted from, or None if cancelled."""
     question, kind = reading.question, reading.kind
     tokens = options.read_budget(t)
-    prompt = order_passages(reading, retrieved, previous, generator, sentences, options, tokens)
+    prompt = order_passages(reading, retrieved, before, generator, sentences, options, tokens)
     if prompt.dropped or prompt.truncated:
         yield ContextTrimmed(t, len(prompt.passages), prompt.dropped, prompt.truncated)
     guard = LoopGuard()  # holds the draft; a draft that repeats itself stops at once
@@ -262,8 +263,10 @@ def redrafter(
     tokens: int,
     cancel: threading.Event,
 ) -> Redraft:
-    """The answer a fresh draft states to another question over the same passages; its
-    prompt shares everything before the question with this one, which llama.cpp reuses."""
+    """The answer a fresh draft states to another question over the same passages, read
+    for that question (whole passages share everything before the question with this
+    prompt, which llama.cpp reuses; read in part, the other question picks its own
+    sentences)."""
 
     def redraft(question: str) -> str:
         again = fitted_prompt(Reading(question, FACTOID), prompt.passages, generator, sentences, options, tokens)
@@ -278,32 +281,34 @@ def redrafter(
 def order_passages(
     reading: Reading,
     retrieved: Retrieved,
-    previous: IterationTrace | None,
+    before: Prompt | None,
     generator: Generator,
     sentences: SentenceEmbedder | None,
     options: LoopOptions,
     tokens: int,
 ) -> Prompt:
-    """The prompt of this iteration's passages, with the earlier ones kept when asked.
-    ``new-first``: the new retrieval, then the earlier passages it did not find again.
-    ``earlier-first``: the last prompt's passages as they were, then the new ones, so
-    llama.cpp reuses the last prompt's evaluation (docs/performance.md); when not all fit,
-    new-first, so the budget never trims away what this iteration found. ``auto``: the
-    order measured best for this reader (docs/evaluation.md)."""
+    """The prompt of this iteration's passages, with the earlier ones (``before``'s, read
+    as they were) kept when asked. ``new-first``: the new retrieval, then the earlier
+    passages it did not find again. ``earlier-first``: the last prompt's passages as they
+    were, then the new ones, so llama.cpp reuses the last prompt's evaluation
+    (docs/performance.md); when not all fit, new-first, so the budget never trims away
+    what this iteration found. ``auto``: the order measured best for this reader
+    (docs/evaluation.md)."""
 
     found = retrieved.passages
+    if not (options.keep_passages and before):
+        return fitted_prompt(reading, found, generator, sentences, options, tokens, retrieved.query)
+    read_before = dict(zip((p.id for p in before.passages), before.texts))
 
     def build(passages: Sequence[Passage]) -> Prompt:
-        return fitted_prompt(reading, passages, generator, sentences, options, tokens, retrieved.query)
+        return fitted_prompt(reading, passages, generator, sentences, options, tokens, retrieved.query, read_before)
 
-    if not (options.keep_passages and previous):
-        return build(found)
     order = generator.passage_order if options.passage_order == "auto" else options.passage_order
     if order == "earlier-first":
-        prompt = build(carry_forward(previous.passages, found))
+        prompt = build(carry_forward(before.passages, found))
         if not (prompt.dropped or prompt.truncated):
             return prompt
-    return build(carry_forward(found, previous.passages))
+    return build(carry_forward(found, before.passages))
 
 
 def fitted_prompt(
@@ -314,15 +319,22 @@ def fitted_prompt(
     options: LoopOptions,
     tokens: int,
     query: str = "",
+    read_before: Mapping[int, str] = {},
 ) -> Prompt:
     """The prompt of what the reader reads of ``passages`` (engine/loop/compression.py:
     what bears on the question and ``query``, the iteration's search, within ``tokens``
-    with the budget read mode) that leaves the
+    with the budget read mode; kept passages as ``read_before`` has them) that leaves the
     model room for a whole draft and the short turns after it (asking for its answer,
     checking it): llama.cpp refuses a turn that would overflow its window."""
     asked = (reading.question, query) if query and query != reading.question else (reading.question,)
     parts = read_parts(
-        passages, asked, sentences, mode=options.read, tokens=tokens, count_tokens=generator.count_tokens
+        passages,
+        asked,
+        sentences,
+        mode=options.read,
+        tokens=tokens,
+        count_tokens=generator.count_tokens,
+        read_before=read_before,
     )
     given = [(passage, text) for passage, text in zip(passages, parts) if text is not None]
     budget = generator.n_ctx - options.max_tokens - AFTER_DRAFT_TOKENS

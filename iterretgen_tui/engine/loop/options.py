@@ -44,12 +44,13 @@ class LoopOptions:
     # the best of each ("sentences"), or whole passages ("whole"); docs/performance.md.
     read: str = "budget"
     read_tokens: int = 300
-    # The same for the iterations after the first, which check the first answer against
-    # twice the passages (new and kept); the first answer's speed is read_tokens' alone.
-    check_read_tokens: int = 450
+    # The same for the new passages of the iterations after the first, which check the
+    # first answer; kept passages are read as they were (compression.py). The first
+    # answer's speed is read_tokens' alone.
+    check_read_tokens: int = 200
 
     def read_budget(self, t: int) -> int:
-        """Tokens of passages the reader reads at iteration ``t`` (the budget read mode)."""
+        """Tokens of new passages the reader reads at iteration ``t`` (the budget read mode)."""
         return self.read_tokens if t == 1 else self.check_read_tokens
 
     def __post_init__(self) -> None:

@@ -223,6 +223,9 @@ class Prompt:
     tokens: int
     dropped: int  # passages left out entirely
     truncated: int  # passages shortened to fit
+    # What the model read of each given passage; a later iteration reads a kept one the same
+    # way, so llama.cpp reuses the evaluation of the prompt's start (compression.py).
+    texts: tuple[str, ...] = ()
 
 
 def build_prompt(
@@ -253,27 +256,31 @@ def build_prompt(
         fixed = sum(count_tokens(m["content"]) + per_message for m in demos)
     room = budget - fixed - own
     kept: list[Passage] = []
+    read: list[str] = []
     lines: list[str] = []
     truncated = 0
     for passage, text in zip(passages, texts or [p.text for p in passages]):
         line = _line(passage.title, text, len(kept) + 1, kind)
-        cost = count_tokens(line) + 1
-        if cost <= room:
-            kept.append(passage)
-            lines.append(line)
-            room -= cost
-            continue
-        if room >= 32:
-            cut = _cut_to_fit(passage.title, text, room - 1, count_tokens, _line_maker(len(kept) + 1, kind))
-            if cut:
-                kept.append(passage)
-                lines.append(cut)
-                truncated += 1
-        break
+        fits = count_tokens(line) + 1 <= room
+        if not fits:  # the last passage, cut to what room is left
+            cut = room >= 32 and _cut_to_fit(
+                passage.title, text, room - 1, count_tokens, _line_maker(len(kept) + 1, kind)
+            )
+            if not cut:
+                break
+            text = cut
+            line = _line(passage.title, text, len(kept) + 1, kind)
+            truncated += 1
+        kept.append(passage)
+        read.append(text)
+        lines.append(line)
+        if not fits:
+            break
+        room -= count_tokens(line) + 1
     content = user_turn(lines, question, kind, earlier)
     messages = demos + [{"role": "user", "content": content}]
     tokens = fixed + count_tokens(content) + per_message
-    return Prompt(messages, tuple(kept), tokens, len(passages) - len(kept), truncated)
+    return Prompt(messages, tuple(kept), tokens, len(passages) - len(kept), truncated, tuple(read))
 
 
 def _line_maker(n: int, kind: str) -> Callable[[str, str], str]:
@@ -283,15 +290,16 @@ def _line_maker(n: int, kind: str) -> Callable[[str, str], str]:
 def _cut_to_fit(
     title: str, text: str, room: int, count_tokens: Callable[[str], int], line: Callable[[str, str], str]
 ) -> str:
+    """The longest word prefix of ``text``, marked cut, whose line fits ``room``; "" if none."""
     words = text.split()
     lo, hi = 0, len(words)
-    while lo < hi:  # the longest word prefix whose line fits
+    while lo < hi:
         mid = (lo + hi + 1) // 2
         if count_tokens(line(title, " ".join(words[:mid]) + " ...")) <= room:
             lo = mid
         else:
             hi = mid - 1
-    return line(title, " ".join(words[:lo]) + " ...") if lo else ""
+    return " ".join(words[:lo]) + " ..." if lo else ""
 
 
 # "So the answer is X." as the demos end; small models also open a line with
