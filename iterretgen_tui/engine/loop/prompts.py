@@ -261,7 +261,8 @@ def build_prompt(
     truncated = 0
     for passage, text in zip(passages, texts or [p.text for p in passages]):
         line = _line(passage.title, text, len(kept) + 1, kind)
-        fits = count_tokens(line) + 1 <= room
+        cost = count_tokens(line) + 1
+        fits = cost <= room
         if not fits:  # the last passage, cut to what room is left
             cut = room >= 32 and _cut_to_fit(
                 passage.title, text, room - 1, count_tokens, _line_maker(len(kept) + 1, kind)
@@ -276,7 +277,7 @@ def build_prompt(
         lines.append(line)
         if not fits:
             break
-        room -= count_tokens(line) + 1
+        room -= cost
     content = user_turn(lines, question, kind, earlier)
     messages = demos + [{"role": "user", "content": content}]
     tokens = fixed + count_tokens(content) + per_message
