@@ -150,16 +150,20 @@ def _table_rows(lines: list[str]) -> list[str]:
             header = []
             out.append(line)
             continue
-        cells = _cells(line)
-        if all(_RULE_CELL.fullmatch(cell) for cell in cells):
+        if _is_rule(line):
             continue
-        below = lines[k + 1] if k + 1 < len(lines) else ""
-        if _TABLE_ROW.match(below) and all(_RULE_CELL.fullmatch(cell) for cell in _cells(below)):
+        cells = _cells(line)
+        if k + 1 < len(lines) and _is_rule(lines[k + 1]):
             header = cells
             continue
         named = [f"{name}: {cell}" if name else cell for name, cell in zip_longest(header, cells, fillvalue="") if cell]
         out += ["", "; ".join(named), ""]
     return out
+
+
+def _is_rule(line: str) -> bool:
+    """The line under a table's header: a row of "---" cells."""
+    return bool(_TABLE_ROW.match(line)) and all(_RULE_CELL.fullmatch(cell) for cell in _cells(line))
 
 
 def _cells(row: str) -> list[str]:
