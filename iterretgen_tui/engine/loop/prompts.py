@@ -225,7 +225,7 @@ class Prompt:
     truncated: int  # passages shortened to fit
     # What the model read of each given passage; a later iteration reads a kept one the same
     # way, so llama.cpp reuses the evaluation of the prompt's start (compression.py).
-    texts: tuple[str, ...] = ()
+    texts: tuple[str, ...]
 
 
 def build_prompt(
