@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from iterretgen_tui.engine.loop import iterretgen
 from iterretgen_tui.engine.loop.compression import GAP, SentenceMemo, read_parts
-from iterretgen_tui.engine.loop.events import DraftDone, FinalAnswer, FirstAnswer
+from iterretgen_tui.engine.loop.events import DraftDone, FinalAnswer, FirstAnswer, Stopped, StopReason
 from iterretgen_tui.engine.loop.prompts import knowledge_line
 from iterretgen_tui.engine.passages import Passage
 from iterretgen_tui.engine.retrieval.retriever import Retriever
@@ -186,3 +188,31 @@ def test_a_kept_passage_is_read_as_before_and_the_check_budget_goes_to_new_ones(
     assert knowledge[1].startswith(knowledge[0] + "\n")
     assert "His company built bridges across Europe" not in knowledge[1]
     assert knowledge_line("Dijon", dijon.text) in knowledge[1]  # whole, within 400 tokens
+
+
+@pytest.mark.parametrize(
+    ("question", "stops"),
+    [("Where was Gustave Eiffel born?", True), ("How did Gustave Eiffel build bridges?", False)],
+)
+def test_a_factoids_searches_that_find_only_passages_weighed_before_stop_the_loop(question, stops):
+    # Iteration 1 is handed both passages and reads only Eiffel's; iteration 2's searches
+    # find the same two at their top. A factoid's check would choose from them again; an
+    # open question's check reads what the budget left out of them.
+    embedder = HashEmbedder()
+    generator = ScriptedGenerator(["So the answer is Paris."] * 2 + ["Eiffel built them in iron."] * 4)
+    options = paper_options(
+        iterations=2, top_k=2, adaptive=True, keep_passages=True, read="budget", read_tokens=24, check_read_tokens=24
+    )
+    events = list(
+        iterretgen.run(
+            question,
+            retriever=Retriever(embedder, ListIndex(embedder, [EIFFEL, BANANAS])),
+            generator=generator,
+            options=options,
+        )
+    )
+    first = next(e.trace for e in events if isinstance(e, DraftDone))
+    assert [p.id for p in first.passages] == [1]  # nothing of the bananas was read
+    stopped = next(e for e in events if isinstance(e, Stopped))
+    assert (stopped.reason is StopReason.SAME_PASSAGES) == stops
+    assert len([e for e in events if isinstance(e, DraftDone)]) == (1 if stops else 2)

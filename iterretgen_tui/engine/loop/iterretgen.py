@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Generator as Steps
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 
 from ..passages import Passage
@@ -87,6 +87,9 @@ def run(
     reading: Reading | None = None  # made once the question is read
     traces: list[IterationTrace] = []
     last_prompt: Prompt | None = None
+    # The passages the last prompt was chosen from, read or not (all so far where they are
+    # kept): a factoid's "same passages" (retrieve).
+    weighed: set[int] = set()
     reason = StopReason.MAX_ITERATIONS
     t = 1  # the iteration being worked on when the loop stops
     for t in range(1, options.iterations + 1):
@@ -101,7 +104,8 @@ def run(
                 yield QuestionRead(t, asked.standalone, len(asked.turns))
             reading = Reading.of(asked, generator, options)
         previous = traces[-1] if traces else None
-        retrieved = yield from retrieve(t, reading, previous, retriever, options, next_query)
+        retrieved = yield from retrieve(t, reading, previous, weighed, retriever, options, next_query)
+        weighed = (weighed if options.keep_passages else set()) | {p.id for p in retrieved.passages}
         if options.adaptive and retrieved.repeats:
             reason = StopReason.SAME_PASSAGES
             break
@@ -169,12 +173,19 @@ def retrieve(
     t: int,
     reading: Reading,
     previous: IterationTrace | None,
+    weighed: Set[int],
     retriever: PassageRetriever,
     options: LoopOptions,
     next_query: QueryFormer,
 ) -> Steps[Event, None, Retrieved]:
     """Generation-augmented retrieval: the question at t = 1 (in a conversation, taking
-    turns with the question after the turn before it), then the last draft's query."""
+    turns with the question after the turn before it), then the last draft's query.
+    ``weighed``: the passages the last prompt was chosen from. For a factoid, searches that
+    find nothing else stop the loop (the same passages) even where the reading budget took
+    nothing of some: a check would choose from them again for a draft that names its
+    answer. An open question's check reads sentences of them that the budget left out, and
+    an explanation gains by them, so its stop counts only the passages read
+    (docs/performance.md, "Reading passages in part")."""
     question = reading.question
     if previous is None:
         texts = first_searches(question, reading.context)
@@ -189,7 +200,13 @@ def retrieve(
         named = tuple(texts)
         yield QueryFormed(t, query, named)
         again = search_again(
-            texts, retriever, options.top_k, options.query_mode, previous.passages, skip_read=options.keep_passages
+            texts,
+            retriever,
+            options.top_k,
+            options.query_mode,
+            previous.passages,
+            skip_read=options.keep_passages,
+            weighed=weighed if reading.kind == FACTOID else frozenset(),
         )
         rankings, found, repeats = again.unread, tuple(again.passages), again.repeats
         # A kept passage that this iteration's searches ranked again says so in the pane.

@@ -11,7 +11,7 @@ names its bridge), and the draft's. How each mode measures: docs/evaluation.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -105,7 +105,7 @@ class SearchedAgain:
     rankings: dict[str, list[Passage]]  # each search's own ranking, as deep as the merge reads
     unread: dict[str, list[Passage]]  # the same without the passages skipped, as merged into ``passages``
     passages: list[Passage]
-    repeats: bool  # the searches' own best k held nothing the last prompt lacked
+    repeats: bool  # the searches' own best k held nothing the reader had not weighed
 
 
 def search_again(
@@ -115,19 +115,21 @@ def search_again(
     mode: str,
     read: Sequence[Passage],
     skip_read: bool,
+    weighed: Set[int] = frozenset(),
 ) -> SearchedAgain:
     """Run iteration t >= 2's searches. ``read`` is the last prompt's passages. With
     ``skip_read`` (earlier passages are kept, so the reader has them anyway) the k slots
     go to the best passages not among them: the question's own ranking otherwise spends
     them on what iteration 1 already read (docs/evaluation.md, "New passages at t >= 2").
     ``repeats`` is judged on the searches' own top k either way, so the adaptive stop
-    stops where it did before."""
+    stops where it did before, against ``read`` and ``weighed`` (the ids of the passages
+    the last prompt was chosen from: read in part, a passage may give the reader nothing)."""
     seen = {p.id for p in read}
     deep = rank_searches(named, retriever, k, mode, extra=len(seen) if skip_read else 0)
     depth = merge_depth(k, mode)
     own = {name: ranking[:depth] for name, ranking in deep.items()}
     merged = merge_rankings(own, k, mode)
-    repeats = no_new_passages(merged, read)
+    repeats = no_new_passages(merged, seen | weighed)
     if not skip_read:
         return SearchedAgain(own, own, merged, repeats)
     unread = {name: [p for p in ranking if p.id not in seen][:depth] for name, ranking in deep.items()}

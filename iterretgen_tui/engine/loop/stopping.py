@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 from ..passages import Passage
 from .answers import normalize_answer, token_f1
@@ -16,6 +16,8 @@ def answers_converge(previous: str, current: str) -> bool:
     return normalize_answer(previous) == normalize_answer(current) or token_f1(previous, current) >= CONVERGENCE_F1
 
 
-def no_new_passages(retrieved: Sequence[Passage], previous: Sequence[Passage]) -> bool:
-    """Greedy decoding over the same passages would repeat the last draft."""
-    return {p.id for p in retrieved} <= {p.id for p in previous}
+def no_new_passages(retrieved: Sequence[Passage], weighed: Set[int]) -> bool:
+    """The searches found nothing the reader has not weighed already (``weighed``: the ids
+    of the passages the last prompt was chosen from, read whole, in part, or not at all for
+    its budget): another draft would choose from the same passages."""
+    return {p.id for p in retrieved} <= weighed
