@@ -16,7 +16,10 @@ tests/data/realdocs-LICENSE.txt) and reports, over the questions:
   right_file_in_sources: any source does;
 - seconds per question (models loaded and folder indexed beforehand), and the CPU.
 It also runs on older code (no evidence, no guard, no check: those fields fall back).
-Usage: scripts/score_realdocs.py [--llm NAME] [--sample N] [--records FILE.jsonl]
+With --followups, the questions are follow-ups (tests/data/realdocs-followups.jsonl): each
+item's "first" question is asked, then its question is asked after it, as `ask` then
+`ask --continue` do; the follow-up is scored, with the question as read (`standalone`).
+Usage: scripts/score_realdocs.py [--llm NAME] [--sample N] [--records FILE.jsonl] [--followups]
 (--sample: N questions spread evenly over the set, which is ordered by file; on a slow
 machine a before/after pair on the same sample is what fits.)
 """
@@ -33,6 +36,7 @@ from pathlib import Path
 from statistics import fmean, median
 
 from iterretgen_tui import config
+from iterretgen_tui.engine.loop.conversation import Turn, turn_of
 from iterretgen_tui.engine.loop.events import FinalAnswer
 from iterretgen_tui.engine.loop.repetition import loop_start
 from iterretgen_tui.engine.loop.trust import declined
@@ -72,6 +76,7 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
     return {
         "id": item["id"],
         "kind": item["kind"],
+        "standalone": getattr(final, "standalone", ""),
         "asked_as": getattr(final, "kind", "factoid"),
         "answer": final.answer,
         "evidence": quoted[0] if quoted else "",
@@ -95,6 +100,14 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
         "prompt_tokens": [trace.prompt_tokens for trace in final.iterations],
         "drafts": [trace.draft for trace in final.iterations],
     }
+
+
+def answer(session: Session, question: str, turns: tuple[Turn, ...] = ()) -> FinalAnswer:
+    final = None
+    for event in session.ask(question, cancel=threading.Event(), turns=turns):
+        if isinstance(event, FinalAnswer):
+            final = event
+    return final
 
 
 def summary(rows: list[dict]) -> dict:
@@ -133,8 +146,10 @@ def main() -> None:
     parser.add_argument(
         "--records", type=Path, help="one JSON line per question; a rerun skips the questions already there"
     )
+    parser.add_argument("--followups", action="store_true", help="the follow-up pairs, each after its first question")
     args = parser.parse_args()
-    items = [json.loads(line) for line in (DATA / "realdocs-questions.jsonl").read_text("utf-8").splitlines()]
+    questions = DATA / ("realdocs-followups.jsonl" if args.followups else "realdocs-questions.jsonl")
+    items = [json.loads(line) for line in questions.read_text("utf-8").splitlines()]
     if args.sample and args.sample < len(items):
         items = [items[i * len(items) // args.sample] for i in range(args.sample)]
     settings = config.load({"llm": args.llm})
@@ -149,11 +164,9 @@ def main() -> None:
         if item["id"] in done:
             rows.append(done[item["id"]])
             continue
+        turns = (turn_of(answer(session, item["first"])),) if "first" in item else ()
         started = time.perf_counter()
-        final = None
-        for event in session.ask(item["question"], cancel=threading.Event()):
-            if isinstance(event, FinalAnswer):
-                final = event
+        final = answer(session, item["question"], turns)
         rows.append(score(final, item, time.perf_counter() - started))
         if args.records:
             with args.records.open("a", encoding="utf-8") as fh:

@@ -48,6 +48,25 @@ def test_no_question_back_where_the_reference_is_resolved_or_not_ambiguous():
     assert ambiguity(Asked("What does the hospital offer?"), CLINICS) == ""
 
 
+DEPARTMENTS = [
+    Passage(1, "The Auburn Police Department runs a volunteer program.", "Auburn", "/d/a.md"),
+    Passage(2, "POSITIONThe San Bruno Police Department hires cadets.", "San Bruno", "/d/b.md"),
+    Passage(3, "Volunteers of the Police Department help at events.", "Volunteers", "/d/c.md"),
+]
+
+
+def test_a_capitalised_kind_that_several_names_end_with_is_asked_back():
+    # "the Police Department" is written as a name but names only a kind here.
+    back = "Which Police Department do you mean: Auburn Police Department or San Bruno Police Department?"
+    assert ambiguity(Asked("Are volunteers essential to the Police Department's success?"), DEPARTMENTS) == back
+    # A name the question gives, a capitalised word that says which ("the COVID-19 vaccines"),
+    # or a name the passages do not share with others is no question back.
+    assert ambiguity(Asked("Does the Auburn Police Department hire cadets?"), DEPARTMENTS) == ""
+    assert ambiguity(Asked("Who runs the Police Department in Auburn?"), DEPARTMENTS) == ""
+    assert ambiguity(Asked("Does the San Bruno Police Department hire cadets?"), DEPARTMENTS) == ""
+    assert ambiguity(Asked("Who runs the Police Department?"), DEPARTMENTS[:1]) == ""
+
+
 def test_references_are_demonstratives_and_a_bare_the_and_no_relative_that():
     # Demonstratives first, up to a function word; "the" where the question names nothing.
     assert references("What does this clinic provide for the public?") == [["clinic", "provide"], ["public"]]

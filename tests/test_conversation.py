@@ -15,8 +15,10 @@ from iterretgen_tui.engine.loop.conversation import (
     Turn,
     accepted,
     clean_rewrite,
+    points_back,
     read_question,
     recent_turns,
+    turn_of,
     turns_of,
 )
 from iterretgen_tui.engine.loop.events import FinalAnswer, QueryFormed, QuestionRead
@@ -99,6 +101,62 @@ def test_a_rewrite_that_answers_or_loops_is_not_taken():
     )
     assert read_question(FOLLOW_UP, TURNS, generator, threading.Event()).searched == FOLLOW_UP
     assert clean_rewrite('Question: "Where was Gustave Eiffel born?"\nmore') == REWRITE
+
+
+def test_a_rewrite_that_drops_the_question_is_not_taken():
+    turns = (Turn("What does console.clear do when stdout is not a TTY?", "it does nothing"),)
+    # The question before it, written again: none of the question's own words are left.
+    assert not accepted(turns[0].question, "And on most Linux systems, what does it work like?", turns)
+    # A statement in place of a question.
+    turns = (Turn("What does the debugger's pause command do?", "pauses running code"),)
+    assert not accepted("And continues running code", "And cont?", turns)
+    assert accepted("And what does the debugger's cont command do?", "And cont?", turns)
+    # A word kept in another form is kept ("hunt" in "hunting").
+    assert accepted(
+        "Is there a daily limit to hunting deer?", "Is there a daily limit to hunt them?", (Turn("Deer?", "Yes"),)
+    )
+
+
+def test_a_follow_up_that_points_back_is_read_with_its_turns_though_the_reader_left_it():
+    turns = (Turn("Which package managers does Corepack support?", "Yarn and pnpm"),)
+    question = "Which binary names does the second one provide?"
+    generator = ScriptedGenerator(by_kind(question))  # the reader repeats it: "it stands alone"
+    events = run(generator, question=question, turns=turns)
+    assert events[-1].standalone == ""
+    assert "Earlier in this conversation:\nUser: Which package managers" in generator.prompts[1][-1]["content"]
+    assert [points_back(q) for q in ("How do I reset it?", "Which method stops that timer?", "And cont?")] == [True] * 3
+    assert [points_back(q) for q in ("What does F5 open?", "Is there a limit?", "By the way, what is a secret?")] == [
+        False
+    ] * 3
+
+
+def test_a_draft_that_copies_the_last_answer_is_asked_again_without_the_turns():
+    turns = (Turn("Which command turns Corepack on?", "corepack enable"),)
+    question = "And which one removes its proxies again?"
+
+    def reply(messages) -> str:
+        if messages[0]["content"] == REWRITE_INSTRUCTION:
+            return question  # left as it was: it still points back, so the draft sees the turns
+        if "Earlier in this conversation" in messages[-1]["content"]:
+            return "The turn before said so. So the answer is corepack enable."
+        return "Corepack disable removes the proxies. So the answer is corepack disable."
+
+    generator = ScriptedGenerator(reply)
+    final = run(generator, question=question, turns=turns)[-1]
+    assert final.answer == "corepack disable"
+    # A "yes" after a "yes" is no copy: nothing is drafted again.
+    generator = ScriptedGenerator(by_kind(question, draft="Yes, it can. So the answer is yes."))
+    assert run(generator, question="Can it stop there too?", turns=(Turn("Can it?", "yes"),))[-1].answer == "yes"
+    assert len(generator.prompts) == 2  # the rewrite and one draft
+
+
+def test_a_turn_whose_answer_restates_the_question_holds_the_draft_the_chat_showed():
+    draft = "It starts a timer that measures an operation. So the answer is console.time()."
+    generator = ScriptedGenerator(by_kind(REWRITE, draft=draft))
+    final = run(generator, question="What does console.time do?", turns=())[-1]
+    assert restates(final) and turn_of(final) == Turn("What does console.time do?", final.draft)
+    final = run(ScriptedGenerator(by_kind(REWRITE)), question="Where was Gustave Eiffel born?", turns=())[-1]
+    assert turn_of(final) == Turn("Where was Gustave Eiffel born?", "Dijon")
 
 
 def test_recent_turns_fit_their_budget_newest_first():

@@ -60,12 +60,32 @@ def demonstrative(tokens: Sequence[str], i: int) -> bool:
 
 
 def phrase_after(tokens: Sequence[str], i: int) -> list[str]:
+    """Up to PHRASE_WORDS words after ``i``, to a function word, punctuation or a
+    possessive, whose owner is what is pointed at ("the police department's program")."""
     phrase = []
     for word in tokens[i + 1 : i + 1 + PHRASE_WORDS]:
         if not word[0].isalpha() or word.lower() in STOPWORDS:
             break
+        if word.lower().endswith("'s"):
+            phrase.append(word[:-2])
+            break
         phrase.append(word)
     return phrase
+
+
+def kind_names(question: str) -> list[list[str]]:
+    """A phrase of capitalised words after a "the" that does not say itself which one, in
+    a question that names nothing else ("the Police Department's success"): a name, or
+    only a kind where several things are named by it. A capitalised word before a lower
+    case one ("the COVID-19 vaccines") is no such phrase: it says which."""
+    tokens = _TOKEN.findall(question)
+    kinds = []
+    for i, token in enumerate(tokens):
+        phrase = phrase_after(tokens, i) if token.lower() == "the" and not restricted(tokens, i) else []
+        rest = tokens[: i + 1] + tokens[i + 1 + len(phrase) :]
+        if phrase and all(word[0].isupper() for word in phrase) and not names_something(rest):
+            kinds.append(phrase)
+    return kinds
 
 
 # Words that make "the X" one thing by themselves ("the second city", "the most awards"),
@@ -125,12 +145,13 @@ def candidates(head: str, passages: Sequence[Passage], phrase: Sequence[str]) ->
     return list(found.values())
 
 
-_RUN_TOGETHER = re.compile(r"[a-z][A-Z]")
+_RUN_TOGETHER = re.compile(r"[a-z][A-Z]|[A-Z](?=[A-Z][a-z])")  # "ProvidedSierra", "POSITIONThe"
 
 
 def name_words(words: list[str]) -> list[str]:
     """The words of a name: without a leading article or function word, and starting
-    after text run together by a page's markup ("Services ProvidedSierra" -> "Sierra")."""
+    after text run together by a page's markup ("Services ProvidedSierra" -> "Sierra",
+    "POSITIONThe San Bruno" -> "San Bruno")."""
     for i in range(len(words) - 1, -1, -1):
         join = _RUN_TOGETHER.search(words[i])
         if join:
@@ -157,6 +178,13 @@ def ambiguity(asked: Asked, passages: Sequence[Passage]) -> str:
                 if len(names) >= 2 and head.lower() not in said:
                     return which(" ".join(phrase[:end]), names[:SHOWN])
                 break
+    for phrase in kind_names(asked.searched):
+        # A kind where two or more names end with it: "Auburn Police Department" and
+        # "Morgan Hill Police Department" for "the Police Department".
+        kind = " ".join(phrase)
+        names = [name for name in candidates(phrase[-1], passages, phrase) if name.lower().endswith(f" {kind.lower()}")]
+        if len(names) >= 2 and phrase[-1].lower() not in said:
+            return which(kind, names[:SHOWN])
     return ""
 
 

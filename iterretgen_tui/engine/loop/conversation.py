@@ -28,6 +28,7 @@ from .drafting import short_reply
 from .events import FinalAnswer
 from .generator import Generator, Message
 from .repetition import stutters
+from .trust import restates
 
 TURNS_READ = 2  # earlier turns the rewrite sees: the referent is almost always in the last two
 ANSWER_WORDS = 40  # of each earlier answer: its opening states what it is about
@@ -35,6 +36,14 @@ REWRITE_TOKENS = 48  # a question is one line; a reply that runs on is no questi
 # How much longer than the question and what it refers to a rewrite may be: a reply
 # that answers instead of rewriting is far longer.
 MAX_GROWTH = 3.0
+
+# Words that stand for something said before ("How do I reset it?", "that timer", "the
+# second one"). One that does not ("true that prices rise") only shows the turns to the draft.
+POINTERS = frozenset(
+    {"it", "its", "they", "them", "their", "he", "him", "his", "she", "her", "this", "that", "these", "those"}
+    | {"one", "ones", "there"}
+)
+ELLIPSES = frozenset({"and", "what about", "how about"})  # a start that goes on from the last question
 
 
 @dataclass(frozen=True)
@@ -59,9 +68,13 @@ class Asked:
 
 def turn_of(final: FinalAnswer) -> Turn:
     """An answered question as an earlier turn: its stated answer (an open question's
-    whole reply) or the question asked back, or nothing where none was stated."""
+    whole reply; the draft where the answer only restates the question, as the chat
+    shows it: "What does console.time do?" -> "console.time()") or the question asked
+    back, or nothing where none was stated."""
     stated = bool(final.iterations) and final.iterations[-1].stated
-    return Turn(final.question, final.answer if stated else final.asked_back)
+    if not stated:
+        return Turn(final.question, final.asked_back)
+    return Turn(final.question, final.draft if restates(final) else final.answer)
 
 
 def turns_of(finals: Sequence[FinalAnswer]) -> tuple[Turn, ...]:
@@ -167,12 +180,26 @@ def clean_rewrite(reply: str) -> str:
 def accepted(rewrite: str, question: str, turns: Sequence[Turn]) -> bool:
     """A rewrite that is a question of about the question's size, built from the words
     of the question and the turns: no empty reply, no loop, no answer instead."""
-    if not content_words(rewrite) or stutters(rewrite):
+    if not content_words(rewrite) or stutters(rewrite) or not keeps_question(rewrite, question):
         return False
     known = content_words(question) | content_words(conversation_text(turns[-TURNS_READ:]))
     new = content_words(rewrite) - known
     limit = MAX_GROWTH * max(len(question.split()), 6)
     return len(rewrite.split()) <= limit and len(new) <= max(2, len(content_words(rewrite)) // 3)
+
+
+def keeps_question(rewrite: str, question: str) -> bool:
+    """The rewrite still asks what the question asks: a question stays a question, and
+    some word of the question's own is in it (by its first five letters: "hunt" in
+    "hunting"; "give applications" may become "provide"). The 1.5B sometimes writes the
+    previous question again instead ("And on most Linux systems, what does it work
+    like?" -> the question before it) or a statement ("And cont?" -> "And continues
+    running code")."""
+    if question.rstrip().endswith("?") and not rewrite.rstrip().endswith("?"):
+        return False
+    own = content_words(question)
+    written = content_words(rewrite)
+    return not own or any(other.startswith(word[:5]) or word.startswith(other[:5]) for word in own for other in written)
 
 
 def read_question(
@@ -207,6 +234,20 @@ def same_question(rewrite: str, question: str) -> bool:
     """The rewrite adds no word to the question (it may drop a "by the way"): the
     question stood alone."""
     return content_words(rewrite) <= content_words(question)
+
+
+def points_back(question: str) -> bool:
+    """The question leans on the turns before it, whatever the reader made of it: a word
+    that stands for something said before ("Which function cancels it?", "that timer",
+    "the second one"; not the "there" of "is there") or a start that goes on from the
+    last question ("And cont?", "What about Windows?")."""
+    words = re.findall(r"\w+", question.lower())
+    if words[:1] and (words[0] in ELLIPSES or " ".join(words[:2]) in ELLIPSES):
+        return True
+    existential = ("is", "are", "was", "were")  # "is there": no place named before
+    return any(
+        word in POINTERS and not (word == "there" and i and words[i - 1] in existential) for i, word in enumerate(words)
+    )
 
 
 def recent_turns(turns: Sequence[Turn], budget: int, count_tokens: Callable[[str], int]) -> tuple[Turn, ...]:

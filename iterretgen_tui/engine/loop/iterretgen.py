@@ -21,7 +21,7 @@ from . import provenance
 from .ambiguity import ambiguity, read_reply
 from .bridges import Redraft
 from .compression import SentenceMemo, read_parts
-from .conversation import Asked, Turn, context_search, conversation_text, recent_turns
+from .conversation import Asked, Turn, context_search, conversation_text, points_back, recent_turns
 from .drafting import stream_draft
 from .events import (
     ContextTrimmed,
@@ -149,13 +149,18 @@ class Reading:
     kind: str  # the factoid or the open prompt (engine/loop/question_kind.py)
     earlier: str = ""
     context: str = ""  # the first search beside the question's, where there are turns (conversation.py)
+    said: str = ""  # the answer of the last turn shown ("" for none): a draft may copy it (outcome.py)
 
     @classmethod
     def of(cls, asked: Asked, generator: Generator, options: LoopOptions) -> Reading:
-        # A question that stands alone as asked is read alone: its turns would only cost tokens.
-        shown = recent_turns(asked.turns, options.history_tokens, generator.count_tokens) if asked.standalone else ()
+        # The turns are shown where the question was rewritten or still points back at them
+        # (the 1.5B leaves "Which binary names does the second one provide?" as it was);
+        # a question that stands alone is read alone: its turns would only cost tokens.
+        leans = asked.standalone or points_back(asked.question)
+        shown = recent_turns(asked.turns, options.history_tokens, generator.count_tokens) if leans else ()
         kind = question_kind(asked.searched)
-        return cls(asked.searched, kind, conversation_text(shown), context_search(asked))
+        said = shown[-1].answer if shown else ""
+        return cls(asked.searched, kind, conversation_text(shown), context_search(asked), said)
 
 
 @dataclass(frozen=True)
@@ -255,6 +260,7 @@ def generate(
         cancel,
         redrafter(prompt, generator, sentences, options, tokens, cancel),
         around,
+        reading.said,
     )
     if cancel.is_set():
         return None

@@ -1,13 +1,15 @@
 """What one iteration's streamed draft amounts to: the draft without its
 repetition, the answer it states (asked for when it states none; the option it stands
 for where the question names two; the rest of a two-hop question asked where the draft
-answered its inner part), and the evidence sentence from the passages it was
+answered its inner part; the question asked again without the turns where the draft
+copied the last turn's answer), and the evidence sentence from the passages it was
 written from. The loop records these in its trace."""
 
 from __future__ import annotations
 
 import threading
 
+from .answers import content_words
 from .bridges import Redraft, answer_the_rest
 from .choices import option_answered
 from .events import IterationTrace
@@ -29,8 +31,10 @@ def draft_outcome(
     cancel: threading.Event,
     redraft: Redraft,
     around: Around | None = None,
+    said: str = "",
 ) -> dict:
-    """IterationTrace's draft, answer, looped, stated, asked, asked_rest and evidence fields."""
+    """IterationTrace's draft, answer, looped, stated, asked, asked_rest and evidence fields.
+    ``said``: the answer of the turn before, where the prompt showed the turns."""
     draft = guard.kept.strip()
     answer = stated_answer(draft, kind)
     asked = not answer and kind == FACTOID and not cancel.is_set()
@@ -41,6 +45,11 @@ def draft_outcome(
         answer = option_answered(question, draft, answer)
         if not cancel.is_set():
             answer, rest = answer_the_rest(question, draft, answer, redraft)
+        if copies(answer, said) and not cancel.is_set():
+            # Shown the turns, the 1.5B may state the last answer again ("Which command turns
+            # Corepack on?" -> "corepack enable"; "And which one removes its proxies?" ->
+            # "corepack enable"): the same question over the same passages, without them.
+            answer = redraft(question) or answer
     return {
         "draft": draft,
         # Without a stated answer the draft's last sentence is scored, as before.
@@ -55,6 +64,13 @@ def draft_outcome(
             else None
         ),
     }
+
+
+def copies(answer: str, said: str) -> bool:
+    """The answer says what the turn before said, word for word ("yes" and numbers,
+    without content words, are never copies)."""
+    words = content_words(answer)
+    return bool(words) and words == content_words(said)
 
 
 def query_draft(previous: IterationTrace) -> str:
