@@ -42,12 +42,17 @@ def references(question: str) -> list[list[str]]:
     tokens = _TOKEN.findall(question)
     pointed = [phrase_after(tokens, i) for i in range(len(tokens)) if demonstrative(tokens, i)]
     if not names_something(tokens):
-        pointed += [
-            phrase_after(tokens, i)
-            for i, token in enumerate(tokens)
-            if token.lower() == "the" and not restricted(tokens, i)
-        ]
+        pointed += [phrase for _, phrase in bare_the(tokens)]
     return [phrase for phrase in pointed if phrase]
+
+
+def bare_the(tokens: Sequence[str]) -> list[tuple[int, list[str]]]:
+    """Each "the" that does not say itself which one, at its index, with its phrase."""
+    return [
+        (i, phrase_after(tokens, i))
+        for i, token in enumerate(tokens)
+        if token.lower() == "the" and not restricted(tokens, i)
+    ]
 
 
 def demonstrative(tokens: Sequence[str], i: int) -> bool:
@@ -79,13 +84,13 @@ def kind_names(question: str) -> list[list[str]]:
     only a kind where several things are named by it. A capitalised word before a lower
     case one ("the COVID-19 vaccines") is no such phrase: it says which."""
     tokens = _TOKEN.findall(question)
-    kinds = []
-    for i, token in enumerate(tokens):
-        phrase = phrase_after(tokens, i) if token.lower() == "the" and not restricted(tokens, i) else []
-        rest = tokens[: i + 1] + tokens[i + 1 + len(phrase) :]
-        if phrase and all(word[0].isupper() for word in phrase) and not names_something(rest):
-            kinds.append(phrase)
-    return kinds
+    return [
+        phrase
+        for i, phrase in bare_the(tokens)
+        if phrase
+        and all(word[0].isupper() for word in phrase)
+        and not names_something(tokens[: i + 1] + tokens[i + 1 + len(phrase) :])
+    ]
 
 
 # Words that make "the X" one thing by themselves ("the second city", "the most awards"),
