@@ -9,7 +9,7 @@ import json
 import threading
 
 from iterretgen_tui import cli, models, session
-from iterretgen_tui.engine.loop import iterretgen
+from iterretgen_tui.engine.loop import iterretgen, outcome
 from iterretgen_tui.engine.loop.conversation import (
     REWRITE_INSTRUCTION,
     Turn,
@@ -128,6 +128,23 @@ def test_a_follow_up_that_points_back_is_read_with_its_turns_though_the_reader_l
     assert [points_back(q) for q in ("What does F5 open?", "Is there a limit?", "By the way, what is a secret?")] == [
         False
     ] * 3
+
+
+def test_a_follow_up_left_as_typed_is_supported_by_its_context(monkeypatch):
+    # "Where was he born?" alone is far from any sentence; after "Who built the Eiffel
+    # Tower?" it is not. A rewrite stands alone and is scored alone.
+    scored = []
+
+    def choose(question, passages, embedder, answer="", around=None, draft="", context=""):
+        scored.append(context)
+        return real(question, passages, embedder, answer, around, draft, context)
+
+    real = outcome.choose_evidence
+    monkeypatch.setattr(outcome, "choose_evidence", choose)
+    run(ScriptedGenerator(by_kind(FOLLOW_UP)))
+    run(ScriptedGenerator(by_kind(REWRITE)))
+    run(ScriptedGenerator(by_kind(REWRITE)), question=REWRITE, turns=())
+    assert scored == [f"{TURNS[0].question}\n{FOLLOW_UP}", "", ""]
 
 
 def test_a_draft_that_copies_the_last_answer_is_asked_again_without_the_turns():

@@ -472,3 +472,20 @@ def test_support_is_how_near_any_sentence_comes_to_the_question_or_its_answer():
     answered = choose_evidence("What does F5 open?", passages, embedder, answer="the installed models window")
     assert answered.support > asked.support
     assert answered.support >= answered.score
+
+
+def test_a_follow_up_pointing_back_as_typed_is_supported_by_its_context_too():
+    # "Can I stop a pull there?" alone says nothing of the window; read after "What does
+    # the models window list?" it is nearer. The quote is still chosen by the question alone.
+    text = "F5 opens it. Esc stops a pull in the models window."
+    passages = [Passage(1, text, "Models", "tui.md")]
+    embedder = HashEmbedder(dim=512)
+    alone = choose_evidence("Can I stop a pull there?", passages, embedder)
+    context = "What does the models window list?\nCan I stop a pull there?"
+    read = choose_evidence("Can I stop a pull there?", passages, embedder, context=context)
+    vectors = embedder.embed_batch(sentences(text))
+    assert read.support == pytest.approx(
+        float(max((vectors @ embedder.embed_queries([context]).T).max(), alone.support))
+    )
+    assert read.support > alone.support
+    assert (read.text, read.score) == (alone.text, alone.score)

@@ -195,6 +195,7 @@ def choose_evidence(
     answer: str = "",
     around: Around | None = None,
     draft: str = "",
+    context: str = "",
 ) -> Evidence | None:
     """The sentence closest to the question, among those that mention ``answer`` when
     some do, with its closer neighbour; None when no passage has a sentence. An answer
@@ -202,17 +203,20 @@ def choose_evidence(
     sentence closest to it with the question that the first quote does not hold. With
     ``around``, a sentence cut by the passage's first or last word is completed from
     the passage beside it. Its ``support`` is the best any sentence scores against the
-    question, or the question with ``answer``."""
+    question, or the question with ``answer``, and so does ``context`` (the turn before
+    and the question, where the question points back as typed: "Can I stop it there?"
+    says little alone)."""
     split = [sentences(p.text) for p in passages]
     candidates = [(n, i, s) for n, own in enumerate(split, 1) for i, s in enumerate(own)]
     if not candidates:
         return None
     with_answer = [f"{question} {answer}"] if content_words(answer) else []
+    with_context = [context, *(f"{context} {answer}" for _ in with_answer)] if context else []
     with_draft = [f"{draft}\n{question}"] if content_words(draft) else []
-    queries = embedder.embed_queries([question, *with_answer, *with_draft])
+    queries = embedder.embed_queries([question, *with_answer, *with_context, *with_draft])
     vectors = embedder.embed_batch([under_heading(passages[n - 1], s) for n, _, s in candidates])
     scores = vectors @ queries[0]
-    support = float((vectors @ queries[: 1 + len(with_answer)].T).max())
+    support = float((vectors @ queries[: 1 + len(with_answer) + len(with_context)].T).max())
     backing = [k for k, (*_, s) in enumerate(candidates) if mentions(s, answer)] if with_answer else []
     best = max(backing or range(len(candidates)), key=lambda k: scores[k])
     n, i, _ = candidates[best]

@@ -150,6 +150,9 @@ class Reading:
     earlier: str = ""
     context: str = ""  # the first search beside the question's, where there are turns (conversation.py)
     said: str = ""  # the answer of the last turn shown ("" for none): a draft may copy it (outcome.py)
+    # It points back at its turns as typed, unrewritten: alone it says little ("Can I stop
+    # a pull there?"), so the evidence's support also scores the context.
+    as_typed: bool = False
 
     @classmethod
     def of(cls, asked: Asked, generator: Generator, options: LoopOptions) -> Reading:
@@ -160,7 +163,8 @@ class Reading:
         shown = recent_turns(asked.turns, options.history_tokens, generator.count_tokens) if leans else ()
         kind = question_kind(asked.searched)
         said = shown[-1].answer if shown else ""
-        return cls(asked.searched, kind, conversation_text(shown), context_search(asked), said)
+        as_typed = bool(shown) and not asked.standalone
+        return cls(asked.searched, kind, conversation_text(shown), context_search(asked), said, as_typed)
 
 
 @dataclass(frozen=True)
@@ -261,6 +265,7 @@ def generate(
         redrafter(prompt, generator, sentences, options, tokens, cancel),
         around,
         reading.said,
+        reading.context if reading.as_typed else "",
     )
     if cancel.is_set():
         return None

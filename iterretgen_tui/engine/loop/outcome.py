@@ -32,9 +32,11 @@ def draft_outcome(
     redraft: Redraft,
     around: Around | None = None,
     said: str = "",
+    context: str = "",
 ) -> dict:
     """IterationTrace's draft, answer, looped, stated, asked, asked_rest and evidence fields.
-    ``said``: the answer of the turn before, where the prompt showed the turns."""
+    ``said``: the answer of the turn before, where the prompt showed the turns; ``context``:
+    the turn before with the question, where it points back as typed (the evidence's support)."""
     draft = guard.kept.strip()
     answer = stated_answer(draft, kind)
     asked = not answer and kind == FACTOID and not cancel.is_set()
@@ -59,7 +61,7 @@ def draft_outcome(
         "asked": asked,
         "asked_rest": rest,
         "evidence": (
-            choose_evidence(question, prompt.passages, embedder, answer, around, draft)
+            choose_evidence(question, prompt.passages, embedder, answer, around, draft, context)
             if embedder is not None
             else None
         ),
