@@ -142,6 +142,25 @@ async def test_the_panes_follow_the_running_iteration_until_the_reader_scrolls_a
 
 
 @pilot_test
+async def test_page_keys_scroll_the_conversation_while_the_question_keeps_the_focus(tmp_path):
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=(120, 24)) as pilot:
+        await ask_and_wait(pilot)
+        await ask_and_wait(pilot)
+        await pilot.pause(0.2)
+        log = app.query_one("#log")
+        log.scroll_end(animate=False, immediate=True)
+        bottom = log.scroll_y
+        assert bottom > 0
+        await pilot.press("pageup")
+        await pilot.pause(0.1)
+        assert log.scroll_y < bottom and app.focused is app.query_one("#question", Input)
+        await pilot.press("pagedown")
+        await pilot.pause(0.1)
+        assert log.scroll_y == bottom
+
+
+@pilot_test
 async def test_an_iteration_whose_searches_find_the_same_top_says_it_did_not_draft(tmp_path):
     settings = replace(SCRIPTED, keep_passages=True, adaptive=True, top_k=2, iterations=3)
     app, _ = make_app(tmp_path, settings, corpus=[*CORPUS[:2], CORPUS[4]])

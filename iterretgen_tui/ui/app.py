@@ -113,6 +113,9 @@ class ChatApp(App):
         Binding("ctrl+r", "reindex", "Re-index"),
         Binding("ctrl+n", "new_chat", "New chat"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
+        # The question keeps the focus; these scroll the conversation above it.
+        Binding("pageup", "scroll_chat(-1)", "Scroll up", show=False),
+        Binding("pagedown", "scroll_chat(1)", "Scroll down", show=False),
     ]
 
     def __init__(
@@ -618,6 +621,13 @@ class ChatApp(App):
         self.conversation_id = conversation.id
         self.said = list(conversation.turns)  # a follow-up reads them as the chat's own
         self.status.set_activity(f"reopened: {conversation.title}")
+
+    def action_scroll_chat(self, pages: int) -> None:
+        chat = self.main.query_one(ChatLog)
+        if pages < 0:
+            chat.scroll_page_up()
+        else:
+            chat.scroll_page_down()
 
     async def action_new_chat(self) -> None:
         await self.cancel_current()

@@ -39,6 +39,7 @@ file changed or was deleted since it was indexed is marked **⚠**: Ctrl+R re-in
 | Ctrl+R | re-index the folder (files changed, added or deleted) |
 | Ctrl+N | new conversation |
 | Ctrl+P | command palette |
+| PgUp / PgDn | scroll the conversation while typing |
 | Tab | move between the question, the answer and the passages |
 | Ctrl+Q | quit |
 
