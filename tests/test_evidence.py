@@ -124,11 +124,15 @@ def test_a_sentence_is_scored_under_its_section_heading():
 
 
 def test_a_sentence_goes_on_past_a_title_or_an_initial():
-    text = "Mark Bowden was born in St. Louis, Missouri. He wrote for J. R. Knight! Craig v. Boren came first."
+    text = (
+        "Mark Bowden was born in St. Louis, Missouri. He wrote for J. R. Knight! Craig v. Boren came first. "
+        'An initial opens a quote ("J. M. Barrie") or a bracket (J. M. Barrie).'
+    )
     assert sentences(text) == [
         "Mark Bowden was born in St. Louis, Missouri.",
         "He wrote for J. R. Knight!",
         "Craig v. Boren came first.",
+        'An initial opens a quote ("J. M. Barrie") or a bracket (J. M. Barrie).',
     ]
 
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 ABBREVIATIONS = ("v", "vs", "St", "Mt", "Ft", "Dr", "Mr", "Mrs", "Ms", "Jr", "Sr", "Prof", "Gen", "Lt", "Col")
 
 # The position just after a full stop that ends a sentence (not an ellipsis either; an
-# initial is a capital after a space or a stop, so "Ctrl+Q." ends one).
-AFTER_FULL_STOP = r"(?<=[^\s.]\.)(?<![\s.][A-Z]\.)(?<!^[A-Z]\.)" + "".join(rf"(?<!\b{a}\.)" for a in ABBREVIATIONS)
+# initial is a capital after a space, a stop or an opening bracket or quote, '("J. M.
+# Barrie"', so "Ctrl+Q." ends one).
+AFTER_FULL_STOP = r"(?<=[^\s.]\.)(?<![\s.(\[\"'“‘][A-Z]\.)(?<!^[A-Z]\.)" + "".join(
+    rf"(?<!\b{a}\.)" for a in ABBREVIATIONS
+)
 # The whitespace between two sentences.
 SENTENCE_GAP = rf"(?:{AFTER_FULL_STOP}|(?<=[!?]))\s+"
