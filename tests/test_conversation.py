@@ -21,7 +21,7 @@ from iterretgen_tui.engine.loop.conversation import (
     turn_of,
     turns_of,
 )
-from iterretgen_tui.engine.loop.events import FinalAnswer, QueryFormed, QuestionRead
+from iterretgen_tui.engine.loop.events import FinalAnswer, QueryFormed, QuestionRead, StopReason
 from iterretgen_tui.engine.loop.grounding import CHECK
 from iterretgen_tui.engine.loop.queries import EARLIER, QUESTION
 from iterretgen_tui.engine.loop.trust import Weakness, declined, reply_text, restates, weakness
@@ -345,6 +345,8 @@ def test_eval_on_conversations_reports_every_key(monkeypatch, tmp_path, capsys):
     assert "mean" in summary["search"]["differences"]["conversation vs last_turn"]["gold_recall_at_5"]
     records = [json.loads(line) for line in out.with_suffix(".jsonl").read_text().splitlines()[1:]]
     assert records[0]["conversation"]["standalone"] == REWRITE and records[0]["last_turn"]["standalone"] == ""
+    assert records[0]["conversation"]["iteration_answers"] == ["Dijon"]
+    assert records[0]["conversation"]["stop_reason"] == StopReason.MAX_ITERATIONS.value
     assert "answerable (1): answer recall" in capsys.readouterr().out
     # The searches alone: read and searched with, nothing drafted; the same search scores.
     searched = tmp_path / "searched.json"

@@ -186,6 +186,8 @@ def answer_task(
         "evidence_support": round(final.evidence.support, 4) if final.evidence else None,
         "declined": declined(final),
         "asked_back": asks_back(final),
+        "stop_reason": final.stop_reason.value,
+        "iteration_answers": [trace.answer for trace in final.iterations],
         "answer_recall": token_recall(reply, task.reference),
         "rouge_l": rouge_l(reply, task.reference),
         "k_prec": k_precision(reply, [f"{p.title} {p.text}" for p in final.sources]),
