@@ -142,11 +142,12 @@ class History:
 
 
 def sources_markdown(sources: tuple[Passage, ...], stale: dict[str, str] | None = None) -> str:
-    """Numbered sources, [1] first, as the model saw them: title, file and page/line;
+    """Numbered sources, [1] first, as the model saw them: title, file and page/line (a
+    title that is only the file's name, as a PDF without one has, is not said twice);
     ``stale`` (source path -> why) marks files changed or deleted since indexing."""
     stale = stale or {}
     return "\n".join(
-        f"- **[{n}]** {_escape(p.title)} — `{p.citation}`"
+        f"- **[{n}]** {'' if p.untitled else f'{_escape(p.title)} — '}`{p.citation}`"
         + (f" — ⚠ **file {stale[p.source]}**" if p.source in stale else "")
         for n, p in enumerate(sources, 1)
     )

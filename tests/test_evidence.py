@@ -10,7 +10,7 @@ import pytest
 
 from iterretgen_tui.engine.indexing.indexer import open_folder_index, sync_folder
 from iterretgen_tui.engine.loop.events import FinalAnswer, IterationTrace, StopReason
-from iterretgen_tui.engine.loop.evidence import choose_evidence, sentences
+from iterretgen_tui.engine.loop.evidence import backs, choose_evidence, sentences
 from iterretgen_tui.engine.loop.follow_up import (
     LEAD,
     QUESTION,
@@ -21,7 +21,7 @@ from iterretgen_tui.engine.loop.follow_up import (
 )
 from iterretgen_tui.engine.loop.prompts import build_prompt, demo_messages, stated_answer
 from iterretgen_tui.engine.loop.question_kind import FACTOID, OPEN, question_kind
-from iterretgen_tui.engine.loop.trust import Weakness, weakness
+from iterretgen_tui.engine.loop.trust import Weakness, supported, weakness
 from iterretgen_tui.engine.passages import Passage
 
 from .fakes import HashEmbedder, ScriptedGenerator
@@ -143,6 +143,16 @@ def test_the_evidence_is_the_sentence_closest_to_the_question_with_its_citation(
     assert evidence.citation == "docs/tui.md (lines 1-4)"
     evidence = choose_evidence("When does the adaptive stop end the loop?", FOLDER, HashEmbedder(dim=512))
     assert evidence.n == 3 and "two consecutive answers agree" in evidence.text
+
+
+def test_a_sentence_whose_markup_glues_the_answer_to_a_word_still_backs_it():
+    passages = [
+        Passage(1, "The format of these generated files is explained below.", "Spec", "mime.pdf"),
+        Passage(2, "A requirements file can be generated using {ref}pip freeze.", "Installs", "pip.md"),
+    ]
+    evidence = choose_evidence("Which command generates the file?", passages, HashEmbedder(dim=512), "pip freeze")
+    assert evidence.source == "pip.md"
+    assert backs("See {ref}pip freeze.", "pip freeze") and not backs("See pipfreeze.", "pip freeze")
 
 
 def test_the_best_sentence_comes_with_its_closer_neighbour():
@@ -462,6 +472,9 @@ def test_weak_answers_are_named():
     assert weakness(final_with("config.toml", looped=True)) is Weakness.LOOPED
     assert weakness(final_with("Grenoble")) is Weakness.UNSUPPORTED
     assert weakness(final_with("yes")) is None  # nothing to check it against
+    # A table's cells glue their words: "Ada" is in "Ada,maintainer,2019".
+    assert supported("Ada", ["name,role,since Ada,maintainer,2019"]) and not supported("Bob", ["Ada,maintainer"])
+    assert supported("config.toml", ["saved to config.toml"])
 
 
 def test_support_is_how_near_any_sentence_comes_to_the_question_or_its_answer():

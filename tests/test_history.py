@@ -66,6 +66,9 @@ def test_answer_markdown_numbers_the_sources_with_file_and_location():
     assert text.startswith("**Answer:** Dijon\n\nBorn in Dijon. So the answer is Dijon.")
     assert "- **[1]** Gustave \\*Eiffel\\* — `/docs/g.pdf (p. 2)`" in text
     assert "- **[2]** Tower — `/docs/t.md`" in text
+    # A PDF without a title of its own is titled by its file name: said once.
+    untitled = replace(final(), sources=(replace(P1, title="g.pdf"),))
+    assert "- **[1]** `/docs/g.pdf (p. 2)`" in history.answer_markdown(untitled)
 
 
 def test_an_empty_answer_says_so():

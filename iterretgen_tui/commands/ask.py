@@ -117,7 +117,7 @@ def execute(args: argparse.Namespace) -> int:
     say(final.stop_reason.describe(final.stopped_at))
     print(readable_answer(final))
     for n, p in enumerate(final.sources, 1):
-        print(f"[{n}] {p.title} - {p.citation}")
+        print(f"[{n}] {'' if p.untitled else f'{p.title} - '}{p.citation}")
     say(f"conversation {cid}: `ask QUESTION --folder {args.folder} --continue` asks a follow-up")
     return 0
 

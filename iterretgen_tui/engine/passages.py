@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import PurePath
 
 
 @dataclass(frozen=True)
@@ -29,3 +30,9 @@ class Passage:
     def citation(self) -> str:
         """How a source is named to the user: path plus page or line range."""
         return f"{self.source} ({self.location})" if self.location else self.source
+
+    @property
+    def untitled(self) -> bool:
+        """Titled by its file's name alone (a PDF without a title of its own): a source
+        list says the file once."""
+        return self.title == PurePath(self.source).name

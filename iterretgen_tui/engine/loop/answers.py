@@ -27,6 +27,16 @@ def normalize_answer(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 
+# Characters that join words where the page wrote no space: markup ("{ref}`pip freeze`"
+# read as "{ref}pip freeze") and a table's cells ("Ada,maintainer,2019").
+_GLUE = str.maketrans(dict.fromkeys("{}[]()<>`*|,;/", " "))
+
+
+def unglued(text: str) -> str:
+    """The text with what glues its words read as spaces."""
+    return text.translate(_GLUE)
+
+
 def content_words(text: str) -> set[str]:
     return {w for w in normalize_answer(text).split() if w not in STOPWORDS}
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..indexing.chunking import SECTION, spanning
 from ..passages import Passage
-from .answers import content_words, mentions
+from .answers import content_words, mentions, unglued
 from .sentences import SENTENCE_GAP
 
 MIN_WORDS = 3  # shorter pieces are headings or list stubs, not statements
@@ -217,7 +217,7 @@ def choose_evidence(
     vectors = embedder.embed_batch([under_heading(passages[n - 1], s) for n, _, s in candidates])
     scores = vectors @ queries[0]
     support = float((vectors @ queries[: 1 + len(with_answer) + len(with_context)].T).max())
-    backing = [k for k, (*_, s) in enumerate(candidates) if mentions(s, answer)] if with_answer else []
+    backing = [k for k, (*_, s) in enumerate(candidates) if backs(s, answer)] if with_answer else []
     best = max(backing or range(len(candidates)), key=lambda k: scores[k])
     n, i, _ = candidates[best]
     passage, own = passages[n - 1], split[n - 1]
@@ -227,6 +227,12 @@ def choose_evidence(
     text, location = _quote(passage, own, min(i, j), max(i, j), around)
     also = _also(candidates, vectors @ queries[-1], text, passages, split, around) if with_draft else None
     return Evidence(text, n, passage.id, passage.source, location, float(scores[best]), also, support)
+
+
+def backs(sentence: str, answer: str) -> bool:
+    """The sentence mentions the answer, as written or with what glues its words read
+    as spaces (``unglued``)."""
+    return mentions(sentence, answer) or mentions(unglued(sentence), answer)
 
 
 def _also(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from .answers import content_words, normalize_answer
+from .answers import content_words, normalize_answer, unglued
 from .events import FinalAnswer
 
 
@@ -28,11 +28,16 @@ class Weakness(str, Enum):
 
 
 def supported(answer: str, passages_text: list[str]) -> bool:
-    """Some content word of the answer occurs in some passage (or it has none to check)."""
+    """Some content word of the answer occurs in some passage, as written or with what
+    glues its words read as spaces ("Ada" in "Ada,maintainer,2019"), or it has none to
+    check."""
     words = content_words(answer)
     if not words:
         return True
-    return any(words & set(normalize_answer(text).split()) for text in passages_text)
+    return any(
+        words & set(normalize_answer(text).split()) or words & set(normalize_answer(unglued(text)).split())
+        for text in passages_text
+    )
 
 
 def weakness(final: FinalAnswer) -> Weakness | None:
