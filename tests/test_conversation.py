@@ -125,6 +125,8 @@ def test_a_follow_up_that_points_back_is_read_with_its_turns_though_the_reader_l
     assert events[-1].standalone == ""
     assert "Earlier in this conversation:\nUser: Which package managers" in generator.prompts[1][-1]["content"]
     assert [points_back(q) for q in ("How do I reset it?", "Which method stops that timer?", "And cont?")] == [True] * 3
+    assert [points_back(q) for q in ("I mean financial counselling", "No, I meant for the purchase loan")] == [True] * 2
+    assert not points_back("No, thanks. Which key quits?")
     assert [points_back(q) for q in ("What does F5 open?", "Is there a limit?", "By the way, what is a secret?")] == [
         False
     ] * 3

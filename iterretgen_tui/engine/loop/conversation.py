@@ -43,7 +43,8 @@ POINTERS = frozenset(
     {"it", "its", "they", "them", "their", "he", "him", "his", "she", "her", "this", "that", "these", "those"}
     | {"one", "ones", "there"}
 )
-ELLIPSES = frozenset({"and", "what about", "how about"})  # a start that goes on from the last question
+# A start that goes on from the last question, or corrects it ("I meant the purchase loan").
+ELLIPSES = frozenset({"and", "what about", "how about", "i mean", "i meant"})
 
 
 @dataclass(frozen=True)
@@ -240,9 +241,11 @@ def points_back(question: str) -> bool:
     """The question leans on the turns before it, whatever the reader made of it: a word
     that stands for something said before ("Which function cancels it?", "that timer",
     "the second one"; not the "there" of "is there") or a start that goes on from the
-    last question ("And cont?", "What about Windows?")."""
+    last question or corrects it ("And cont?", "What about Windows?", "No, I meant
+    the other one")."""
     words = re.findall(r"\w+", question.lower())
-    if words[:1] and (words[0] in ELLIPSES or " ".join(words[:2]) in ELLIPSES):
+    start = words[1:] if words[:1] == ["no"] else words
+    if start[:1] and (start[0] in ELLIPSES or " ".join(start[:2]) in ELLIPSES):
         return True
     existential = ("is", "are", "was", "were")  # "is there": no place named before
     return any(
