@@ -212,7 +212,7 @@ def checked_note(final: FinalAnswer) -> str:
     seen = {p.id for p in first.passages}
     more = len({p.id for trace in later for p in trace.passages} - seen)
     read = f"{more} more passage{'s' if more != 1 else ''}" if more else "the same passages again"
-    if answers_converge(first.answer, final.answer):  # the same as the adaptive stop counts it
+    if answers_converge(first.answer, final.answer, final.standalone or final.question):  # as the adaptive stop does
         return f"Checked against {read}: unchanged ({why})."
     return f"Changed after reading {read}; the first answer was: {_escape(first.answer)} ({why})."
 

@@ -80,7 +80,8 @@ def test_html_keeps_only_visible_text(folder):
     for hidden in ("secret", "hiddenscript", "hiddencomment", "hiddendiv", "Zoo Page"):
         assert hidden not in chunk.text
     assert chunk.heading == "Zoo Page › Mammals"
-    assert chunk.location == "lines 3-4"
+    assert chunk.text == "The chinchilla is soft."  # the heading titles it, not glued to its sentence
+    assert chunk.location == "line 4"
 
 
 def test_pdf_passages_cite_their_page(folder):
@@ -132,6 +133,19 @@ def test_markdown_reads_as_rendered_without_comments_tags_or_where_links_point()
     assert lines[8:10] == ["[^1]: A footnote is text.", "[Note]: this line is text as well."]
     assert lines[10:12] == ["Use `clearTimeout()` or the guide and a heron.", "Keep `[not](a-link)` and - [x] ticked."]
     assert lines[12:] == ["```html", "<!-- shown in code -->", "[ref]: inside-code", "```"]
+
+
+def test_a_line_of_pictures_alone_is_a_figure_not_a_sentence():
+    text = "\n".join(
+        [
+            "Esc stops a pull.",
+            "![The models screen during a pull](images/models.png)",
+            '[![PyPI](https://img.shields.io/p.svg)](https://pypi.org/p) ![CI](ci.svg "Build")',
+            "Pulling again resumes it ![a spinner](s.gif).",
+        ]
+    )
+    lines = [block.text for block in formats.markdown(text).blocks]
+    assert lines == ["Esc stops a pull.", "", "", "Pulling again resumes it a spinner."]
 
 
 def test_a_markdown_comment_that_never_closes_hides_nothing():

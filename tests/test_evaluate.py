@@ -199,10 +199,10 @@ def _trace(t, answer, ids):
 
 def test_adaptive_stop_replays_the_loops_rules():
     traces = [_trace(1, "Paris", [1, 2]), _trace(2, "Lyon", [3, 4]), _trace(3, "Lyon", [5, 6])]
-    assert evaluate.adaptive_stop([False, False, False], traces) == (3, StopReason.CONVERGED)
+    assert evaluate.adaptive_stop([False, False, False], traces, "q") == (3, StopReason.CONVERGED)
     # Iteration 2's searches find only what iteration 1 already read: the loop stops before drafting it.
-    assert evaluate.adaptive_stop([False, True, False], traces) == (1, StopReason.SAME_PASSAGES)
-    assert evaluate.adaptive_stop([False, False], traces[:2]) == (2, StopReason.MAX_ITERATIONS)
+    assert evaluate.adaptive_stop([False, True, False], traces, "q") == (1, StopReason.SAME_PASSAGES)
+    assert evaluate.adaptive_stop([False, False], traces[:2], "q") == (2, StopReason.MAX_ITERATIONS)
 
 
 def test_derived_adaptive_stop_matches_an_adaptive_run(tmp_path):

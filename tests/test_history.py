@@ -183,6 +183,10 @@ def test_the_checked_note_says_how_later_iterations_fared_with_the_first_answer(
     named = replace(same, answer="Alexandre Gustave Eiffel", iterations=(replace(first, answer="Gustave Eiffel"),))
     named = replace(named, iterations=(*named.iterations, same.iterations[1]))
     assert history.checked_note(named).startswith("Checked against the same passages again: unchanged")
+    # ... and so is the first answer said again with the question's words ("Paris" read as
+    # "Eiffel was born in Paris"): the same answer, not a change.
+    said = replace(same, answer="Eiffel was born in Paris")
+    assert history.checked_note(said).startswith("Checked against the same passages again: unchanged")
     nothing_new = replace(changed, iterations=(first,), stop_reason=StopReason.SAME_PASSAGES, stopped_at=2)
     assert history.checked_note(nothing_new).startswith("Checked: the next search found no new passages")
     alone = replace(changed, iterations=(first,), stop_reason=StopReason.MAX_ITERATIONS, stopped_at=1)

@@ -225,12 +225,12 @@ def test_new_passage_settings_reprocess_every_file(tmp_path, emb):
     assert not needs_sync(folder, index, ChunkOptions(50, 10))
 
 
-def test_a_newer_markdown_reader_reads_markdown_files_again_and_nothing_else(tmp_path, emb, monkeypatch):
+def test_a_newer_markup_reader_reads_markup_files_again_and_nothing_else(tmp_path, emb, monkeypatch):
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "notes.md").write_text("# Otters\n<!-- draft: badgers -->\nOtters swim at dusk.\n", "utf-8")
     (folder / "plain.txt").write_text("Plain notes about herons.\n", "utf-8")
-    monkeypatch.setattr(indexer, "MARKDOWN_VERSION", "older")
+    monkeypatch.setattr(indexer, "MARKUP_VERSION", "older")
     index, _ = sync(folder, emb)
     monkeypatch.undo()
     assert needs_sync(folder, index)

@@ -19,6 +19,7 @@ from iterretgen_tui.engine.loop.events import (
     StopReason,
     Token,
 )
+from iterretgen_tui.engine.loop.stopping import answers_converge
 from iterretgen_tui.engine.passages import Passage
 from iterretgen_tui.engine.retrieval.retriever import Retriever
 
@@ -94,6 +95,16 @@ def test_adaptive_stop_when_answers_converge():
     stopped = next(e for e in events if isinstance(e, Stopped))
     assert stopped.reason is StopReason.CONVERGED and stopped.t == 2
     assert len(gen.prompts) == 2
+
+
+def test_an_answer_said_again_with_the_questions_words_is_the_same_answer():
+    question = "When does the office close?"
+    assert answers_converge("24 December", "The office closes on 24 December", question)
+    assert answers_converge("The office closes on 24 December.", "24 december", question)
+    assert answers_converge("no", "No, it does not close", question)
+    assert not answers_converge("24 December", "The office closes on 24 December at noon", question)
+    assert not answers_converge("Paris", "Paris, Texas", "Where was he born?")
+    assert not answers_converge("24 December", "The office closes on 24 December")  # no question said
 
 
 def test_adaptive_stop_when_retrieval_brings_nothing_new():

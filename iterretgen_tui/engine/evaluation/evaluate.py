@@ -40,14 +40,14 @@ class ConfigMismatch(IterRetGenError, ValueError):
     """Saved records were made with other settings and cannot be resumed."""
 
 
-def adaptive_stop(repeats: Sequence[bool], traces: Sequence[IterationTrace]) -> tuple[int, StopReason]:
+def adaptive_stop(repeats: Sequence[bool], traces: Sequence[IterationTrace], question: str) -> tuple[int, StopReason]:
     """Where the adaptive loop would have stopped, and why, replaying its two rules in the
     order the loop checks them: no new passages (``repeats``, before drafting t) or
     converged (after)."""
     for i in range(1, len(traces)):
         if repeats[i]:
             return i, StopReason.SAME_PASSAGES
-        if answers_converge(traces[i - 1].answer, traces[i].answer):
+        if answers_converge(traces[i - 1].answer, traces[i].answer, question):
             return i + 1, StopReason.CONVERGED
     return len(traces), StopReason.MAX_ITERATIONS
 
@@ -123,7 +123,7 @@ def evaluate_question(
     elif stop_adaptively:
         stop_t, reason = len(final.iterations), final.stop_reason
     else:
-        stop_t, reason = adaptive_stop(repeats, final.iterations)
+        stop_t, reason = adaptive_stop(repeats, final.iterations, question.text)
     return {
         "id": question.id,
         "question": question.text,

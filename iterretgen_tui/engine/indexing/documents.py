@@ -222,8 +222,9 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=20).hexdigest()
 
 
-def read_as_markdown(path: Path) -> bool:
-    return _MARKUP.get(path.suffix.lower()) is formats.markdown
+def read_as_markup(path: Path) -> bool:
+    """Whether a markup reader reads the file: Markdown, reStructuredText, HTML."""
+    return path.suffix.lower() in _MARKUP
 
 
 def read_by_ocr(path: Path) -> bool:

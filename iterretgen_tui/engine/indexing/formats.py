@@ -76,6 +76,11 @@ _INLINE = re.compile(
     re.IGNORECASE,
 )
 
+# A line of pictures alone ("![The models screen](models.png)", a README's linked badges) is
+# a figure: the page shows the picture, and its alt text, read as a sentence, was quoted as
+# evidence ("The models screen during a pull"). A picture inside a sentence keeps its alt.
+_FIGURES = re.compile(r"""^[ \t]*(?:\[?!\[[^\]]*\]\([^)\s]*(?:\s+"[^"]*")?\)(?:\]\([^)\s]*\))?[ \t]*)+$""")
+
 
 def markdown(text: str) -> Parsed:
     lines = text.splitlines()
@@ -111,6 +116,9 @@ def _rendered(lines: list[str]) -> list[str]:
             fenced = not fenced
         if fenced or not (in_comment or "<" in line or "]" in line):
             out.append(line)
+            continue
+        if not in_comment and _FIGURES.match(line):
+            out.append("")
             continue
         shown, in_comment = _shown(line, in_comment, closes_later=i < last_close)
         out.append("" if not in_comment and _LINK_DEFINITION.match(shown) else shown)
@@ -214,8 +222,11 @@ def html(text: str) -> Parsed:
             if node.name in _HEADINGS:
                 heading = node.get_text(" ", strip=True)
         elif isinstance(node, NavigableString) and not isinstance(node, PreformattedString):
-            # Comments, doctypes and CDATA are PreformattedStrings: never visible.
-            for offset, part in enumerate(str(node).split("\n")):
+            # Comments, doctypes and CDATA are PreformattedStrings: never visible. A heading
+            # titles its section's passages; in their text it ran into the first sentence
+            # ("Holiday The office closes on 24 December.").
+            parts = [] if node.find_parent(_HEADINGS) else str(node).split("\n")
+            for offset, part in enumerate(parts):
                 if part.strip():
                     blocks.append(Block(part.strip(), line + offset, heading=heading))
             line += node.count("\n")

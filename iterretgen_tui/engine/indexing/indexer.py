@@ -32,7 +32,7 @@ from .documents import (
     content_hash,
     passages,
     read,
-    read_as_markdown,
+    read_as_markup,
     read_by_ocr,
     scan,
     scan_folder,
@@ -43,7 +43,7 @@ from .ocr import OCR_MODES, OcrCancelled, OcrRun
 from .superseded import RemovedIndex, remove_superseded
 
 PARSER_VERSION = "1"  # bump when parsing, splitting or the embedded text changes
-MARKDOWN_VERSION = "2"  # bump when Markdown alone is read differently: only its files are read again
+MARKUP_VERSION = "3"  # bump when markup alone is read differently: only those files are read again
 BATCH_PASSAGES = 256
 BATCH_FILES = 512
 BATCH_SECONDS = 5.0
@@ -283,13 +283,13 @@ def watch_folder(
 
 
 # The files a setting's change reads again: another OCR mode (or an index from before OCR),
-# PDFs and images only; a newer Markdown reader, Markdown files only.
-_REREADS: dict[str, Callable[[Path], bool]] = {"ocr": read_by_ocr, "markdown": read_as_markdown}
+# PDFs and images only; a newer markup reader, Markdown, reStructuredText and HTML only.
+_REREADS: dict[str, Callable[[Path], bool]] = {"ocr": read_by_ocr, "markup": read_as_markup}
 
 
 def _outdated(index: PassageIndex, ocr: str) -> dict[str, str]:
     """The settings of _REREADS this index was read with that differ now, with their new values."""
-    wanted = {"ocr": ocr, "markdown": MARKDOWN_VERSION}
+    wanted = {"ocr": ocr, "markup": MARKUP_VERSION}
     return {key: value for key, value in wanted.items() if index.meta(key) != value}
 
 

@@ -41,6 +41,18 @@ def content_words(text: str) -> set[str]:
     return {w for w in normalize_answer(text).split() if w not in STOPWORDS}
 
 
+# What a word ends with in its other forms ("closes", "closed", "closing" of "close").
+_SUFFIXES = ("ing", "es", "ed", "s", "e")
+
+
+def stems(text: str) -> set[str]:
+    """The content words with a plain suffix cut off: "closes" and "close" are one word."""
+    return {
+        next((w[: -len(s)] for s in _SUFFIXES if w.endswith(s) and len(w) - len(s) >= 3), w)
+        for w in content_words(text)
+    }
+
+
 def mentions(text: str, answer: str) -> bool:
     """The normalised answer occurs in the normalised text as whole words (so "1" is not
     found inside "1505")."""

@@ -130,7 +130,7 @@ def run(
             if t < options.iterations:  # later iterations check it: the chat shows it meanwhile
                 first = final_answer(asked, traces, StopReason.MAX_ITERATIONS, t, below=below)
                 yield FirstAnswer(t, first, first_seconds)
-        if options.adaptive and previous and answers_converge(previous.answer, trace.answer):
+        if options.adaptive and previous and answers_converge(previous.answer, trace.answer, reading.question):
             reason = StopReason.CONVERGED
             break
     yield Stopped(t, reason)

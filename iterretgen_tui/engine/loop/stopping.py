@@ -5,15 +5,28 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 
 from ..passages import Passage
-from .answers import normalize_answer, token_f1
+from .answers import mentions, normalize_answer, stems, token_f1
 
 CONVERGENCE_F1 = 0.8  # token-F1 between consecutive answers that counts as "the same"
 
 
-def answers_converge(previous: str, current: str) -> bool:
+def answers_converge(previous: str, current: str, question: str = "") -> bool:
+    """The two answers say the same: the same words, nearly (token F1), or one is the other
+    with words of ``question`` around it."""
     if not normalize_answer(current):
         return False
-    return normalize_answer(previous) == normalize_answer(current) or token_f1(previous, current) >= CONVERGENCE_F1
+    return (
+        normalize_answer(previous) == normalize_answer(current)
+        or token_f1(previous, current) >= CONVERGENCE_F1
+        or restated(previous, current, question)
+        or restated(current, previous, question)
+    )
+
+
+def restated(answer: str, longer: str, question: str) -> bool:
+    """``longer`` is ``answer`` said with the question's words around it: "The office closes
+    on 24 December" is "24 December", asked "When does the office close?"."""
+    return mentions(longer, answer) and stems(longer) - stems(answer) <= stems(question)
 
 
 def no_new_passages(retrieved: Sequence[Passage], weighed: Set[int]) -> bool:
