@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import paths
 from .engine.errors import IterRetGenError
+from .engine.loop.answers import mentions
 from .engine.loop.events import FinalAnswer, StopReason
 from .engine.loop.evidence import Evidence
 from .engine.loop.question_kind import OPEN
@@ -212,7 +213,10 @@ def checked_note(final: FinalAnswer) -> str:
     seen = {p.id for p in first.passages}
     more = len({p.id for trace in later for p in trace.passages} - seen)
     read = f"{more} more passage{'s' if more != 1 else ''}" if more else "the same passages again"
-    if answers_converge(first.answer, final.answer, final.standalone or final.question):  # as the adaptive stop does
+    # As the adaptive stop counts it; where the last answer only restated the question, the
+    # chat shows the draft, and a draft that still says the first answer keeps it.
+    same = answers_converge(first.answer, final.answer, final.standalone or final.question)
+    if same or (restates(final) and mentions(final.draft, first.answer)):
         return f"Checked against {read}: unchanged ({why})."
     return f"Changed after reading {read}; the first answer was: {_escape(first.answer)} ({why})."
 

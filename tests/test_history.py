@@ -187,6 +187,11 @@ def test_the_checked_note_says_how_later_iterations_fared_with_the_first_answer(
     # "Eiffel was born in Paris"): the same answer, not a change.
     said = replace(same, answer="Eiffel was born in Paris")
     assert history.checked_note(said).startswith("Checked against the same passages again: unchanged")
+    # A last answer that only restates the question ("Eiffel") is not shown: its draft is,
+    # and a draft that still says the first answer leaves it unchanged.
+    restating = replace(same, answer="Eiffel", draft="Eiffel was born in Paris, in 1832.")
+    assert history.checked_note(restating).startswith("Checked against the same passages again: unchanged")
+    assert history.checked_note(replace(restating, draft="Eiffel was born in Dijon.")).startswith("Changed")
     nothing_new = replace(changed, iterations=(first,), stop_reason=StopReason.SAME_PASSAGES, stopped_at=2)
     assert history.checked_note(nothing_new).startswith("Checked: the next search found no new passages")
     alone = replace(changed, iterations=(first,), stop_reason=StopReason.MAX_ITERATIONS, stopped_at=1)
