@@ -369,6 +369,11 @@ def test_an_answer_that_restates_the_question_is_no_headline():
     assert "**Answer:**" not in shown and "HAART therapy combines drugs" in shown
     assert reply_text(final).startswith("HAART therapy combines drugs")
     assert not restates(run(ScriptedGenerator(by_kind(REWRITE)), turns=())[-1])  # "Dijon" is an answer
+    # A draft that is its answer, save the full stop, is said once; a restating answer's
+    # draft is still the reply.
+    said = dataclasses.replace(final, answer="Dijon is the answer", draft="Dijon is the answer.")
+    assert reply_text(said) == "Dijon is the answer"
+    assert reply_text(dataclasses.replace(final, draft="HAART therapy.")) == "HAART therapy."
 
 
 def test_evidence_far_from_the_question_says_the_documents_do_not_seem_to_say():

@@ -94,6 +94,12 @@ def test_the_stop_summary_names_the_iteration_that_stopped():
     assert history.stop_summary(final()).startswith("converged at iteration 2 ·")
 
 
+def test_a_draft_that_is_its_answer_is_not_said_twice():
+    said = replace(final(), answer="Eiffel was born in Dijon", draft="Eiffel was born in Dijon.")
+    assert history.answer_markdown(said).count("born in Dijon") == 1
+    assert "**Answer:** Dijon\n\nBorn in Dijon." in history.answer_markdown(final())  # the answer, then the draft
+
+
 def test_a_draft_cut_inside_a_code_block_does_not_swallow_the_sources():
     cut = FinalAnswer("q", "x", "Run this:\n\n```bash\nls --all --all", (P2,), StopReason.MAX_ITERATIONS, (), 1)
     text = history.answer_markdown(cut)

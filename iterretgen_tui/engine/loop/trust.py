@@ -83,5 +83,6 @@ def reply_text(final: FinalAnswer) -> str:
     if declined(final):
         quotes = final.evidence.texts if final.evidence else []
         return " ".join([weakness(final).message(), *quotes])
-    body = final.draft.strip() if final.draft.strip() != final.answer.strip() else ""
-    return f"{'' if restates(final) else final.answer}\n{body}".strip()
+    answer = "" if restates(final) else final.answer
+    body = final.draft.strip() if normalize_answer(final.draft) != normalize_answer(answer) else ""
+    return f"{answer}\n{body}".strip()
