@@ -154,7 +154,10 @@ def test_a_markdown_comment_that_never_closes_hides_nothing():
 
 
 def test_rst_sections(folder):
-    assert [c.heading for c in chunks_of(folder / "guide.rst")] == ["User Guide", "User Guide › Install"]
+    chunks = chunks_of(folder / "guide.rst")
+    assert [c.heading for c in chunks] == ["User Guide", "User Guide › Install"]
+    # A section title and its underline title the passage, not glued to its first sentence.
+    assert [c.text for c in chunks] == ["Intro text.", "A bumblebee installs it."]
 
 
 def test_plain_text_has_no_heading_and_line_ranges(folder):

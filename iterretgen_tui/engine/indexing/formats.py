@@ -194,7 +194,15 @@ def rst(text: str) -> Parsed:
         if line and not _RST_ADORNMENT.match(line) and _RST_ADORNMENT.match(under) and len(under) >= len(line):
             headings[i] = (0, line)
     title = headings[min(headings)][1] if headings else ""
-    return Parsed(title, _under_headings(lines, 0, headings), "line")
+    # A section title and its adornments title the section's passages; in their text they
+    # ran into its first sentence ("Holiday ======= The office closes ...").
+    drawn = {
+        *headings,
+        *(i + 1 for i in headings),
+        *(i - 1 for i in headings if i and _RST_ADORNMENT.match(lines[i - 1])),
+    }
+    shown = ["" if i in drawn else line for i, line in enumerate(lines)]
+    return Parsed(title, _under_headings(shown, 0, headings), "line")
 
 
 # -- HTML ----------------------------------------------------------------------------------
