@@ -218,7 +218,7 @@ def checked_note(final: FinalAnswer) -> str:
     read = f"{more} more passage{'s' if more != 1 else ''}" if more else "the same passages again"
     # As the adaptive stop counts it; where the last answer only restated the question, the
     # chat shows the draft, and a draft that still says the first answer keeps it.
-    same = answers_converge(first.answer, final.answer, final.standalone or final.question)
+    same = answers_converge(first.answer, final.answer, final.searched)
     if same or (restates(final) and mentions(final.draft, first.answer)):
         return f"Checked against {read}: unchanged ({why})."
     return f"Changed after reading {read}; the first answer was: {_escape(first.answer)} ({why})."

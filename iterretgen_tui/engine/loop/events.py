@@ -140,6 +140,11 @@ class FinalAnswer:
     # passages name (engine/loop/ambiguity.py); then nothing was drafted.
     asked_back: str = ""
 
+    @property
+    def searched(self) -> str:
+        """The question as retrieval and the reader took it (conversation.Asked.searched)."""
+        return self.standalone or self.question
+
 
 @dataclass(frozen=True)
 class FirstAnswer(IterationEvent):

@@ -62,7 +62,7 @@ def restates(final: FinalAnswer) -> bool:
     how does it differ from AZT?" -> "HAART therapy"): no answer to show as a headline.
     "Yes", "no" and numbers have no content words and are answers."""
     words = content_words(final.answer)
-    return bool(words) and words <= content_words(final.standalone or final.question)
+    return bool(words) and words <= content_words(final.searched)
 
 
 def declined(final: FinalAnswer) -> bool:
