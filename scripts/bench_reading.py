@@ -6,7 +6,8 @@ figures, with the CPU. Printed as JSON.
 
 Every question is asked once per setting before the next question, the settings' order
 turning with each question, so a noisy machine weighs on all of them alike. One session:
-the models load once and every setting starts from the same saved demo states.
+the models load once, and every ask starts from the saved demo states alone, as a new
+question in the chat does (not from the same question's prompt under the setting before).
 
   PYTHONPATH=.:scripts scripts/bench_reading.py --settings whole,budget:300 --sample 24
   PYTHONPATH=.:scripts scripts/bench_reading.py --dataset ../shared/data/hotpotqa-dev200 --limit 40
@@ -29,7 +30,7 @@ from pathlib import Path
 from statistics import fmean, median
 
 import llama_cpp
-from score_realdocs import DATA, cpu_name, score, summary
+from score_realdocs import DATA, cpu_name, first_answers, score, summary
 
 from iterretgen_tui import config
 from iterretgen_tui.engine.evaluation import evaluate, metrics
@@ -64,7 +65,6 @@ def asked(question: str, retriever, generator, options: LoopOptions) -> tuple[Fi
 
 
 def costs(rows: list[dict]) -> dict:
-    firsts = [r["first_answer_seconds"] for r in rows if r["first_answer_seconds"] is not None]
     per_iteration = [n for r in rows for n in r["evaluated"]]
     return {
         "tokens_evaluated_per_iteration_mean": round(fmean(per_iteration), 1),
@@ -74,8 +74,7 @@ def costs(rows: list[dict]) -> dict:
             for t in range(max(len(r["evaluated"]) for r in rows))
         ],
         "seconds_per_question_median": round(median(r["seconds"] for r in rows), 2),
-        "first_answer_seconds_median": round(median(firsts), 2) if firsts else None,
-        "first_answer_stated": round(len(firsts) / len(rows), 3),
+        **first_answers(rows),
     }
 
 
@@ -115,6 +114,7 @@ def main() -> None:
     for k, item in enumerate(items):
         for name in names[k % len(names) :] + names[: k % len(names)]:
             options = replace(settings.loop, **chosen[name])
+            session.generator.reset()
             final, seconds, evaluated = asked(item["question"], retriever, session.generator, options)
             if args.dataset:
                 row = {
@@ -122,13 +122,13 @@ def main() -> None:
                     "acc": metrics.accuracy(final.answer, item["answers"]),
                     "f1": metrics.f1(final.answer, item["answers"]),
                     "answer": final.answer,
+                    "first_answer_seconds": final.first_answer_seconds and round(final.first_answer_seconds, 2),
                 }
             else:
                 row = score(final, item, seconds)
             row.update(
                 setting=name,
                 seconds=round(seconds, 2),
-                first_answer_seconds=final.first_answer_seconds and round(final.first_answer_seconds, 2),
                 evaluated=evaluated,
             )
             rows[name].append(row)

@@ -14,7 +14,8 @@ tests/data/realdocs-LICENSE.txt) and reports, over the questions:
   in them, so each decline is a false one);
 - right_file: the file cited first (the evidence's, else source [1]) holds the key fact;
   right_file_in_sources: any source does;
-- seconds per question (models loaded and folder indexed beforehand), and the CPU.
+- seconds per question (models loaded and folder indexed beforehand), seconds from the
+  question to the first stated answer (what the chat shows at once), and the CPU.
 It also runs on older code (no evidence, no guard, no check: those fields fall back).
 With --followups, the questions are follow-ups (tests/data/realdocs-followups.jsonl): each
 item's "first" question is asked, then its question is asked after it, as `ask` then
@@ -73,6 +74,7 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
     # What the user reads under the answer: one quote, or two on newer code.
     quoted = list(getattr(evidence, "texts", [evidence.text])) if evidence else []
     first_file = evidence.source if evidence else (final.sources[0].source if final.sources else "")
+    first_answer = getattr(final, "first_answer_seconds", None)
     return {
         "id": item["id"],
         "kind": item["kind"],
@@ -96,6 +98,7 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
         "right_file_in_sources": any(Path(p.source).name == item["file"] for p in final.sources),
         "iterations": len(final.iterations),
         "seconds": round(seconds, 2),
+        "first_answer_seconds": first_answer and round(first_answer, 2),
         "iteration_seconds": [round(trace.seconds, 2) for trace in final.iterations],
         "prompt_tokens": [trace.prompt_tokens for trace in final.iterations],
         "drafts": [trace.draft for trace in final.iterations],
@@ -136,6 +139,16 @@ def summary(rows: list[dict]) -> dict:
         "seconds_per_question_mean": round(fmean(r["seconds"] for r in rows), 2),
         "seconds_per_question_median": round(median(r["seconds"] for r in rows), 2),
         "iterations_mean": round(fmean(r["iterations"] for r in rows), 2),
+    }
+
+
+def first_answers(rows: list[dict]) -> dict:
+    """The median seconds to the first stated answer, over the questions that stated one
+    (records from older code have none), and their share."""
+    firsts = [r["first_answer_seconds"] for r in rows if r.get("first_answer_seconds") is not None]
+    return {
+        "first_answer_seconds_median": round(median(firsts), 2) if firsts else None,
+        "first_answer_stated": round(len(firsts) / len(rows), 3),
     }
 
 
@@ -181,6 +194,7 @@ def main() -> None:
         },
         "reader_passage_order": session.generator.passage_order,  # what passage_order "auto" means here
         **summary(rows),
+        **first_answers(rows),
     }
     print(json.dumps(report, indent=2))
 
