@@ -289,7 +289,7 @@ async def test_settings_are_saved_and_used_for_the_next_question(tmp_path):
         assert sessions[0].asked[-1][1].iterations == 2
         assert sessions[0].asked[-1][1].query_mode == "fusion"
         assert [p.border_title for p in app.query(IterationPane)] == ["Iteration 1", "Iteration 2"]
-        assert "reached the maximum (2 iterations)" in status_text(app)
+        assert "reached the maximum of 2 iterations" in status_text(app)
         query = str(app.query_one("#iteration-2 .query", Static).render())
         assert "Searched with the question; the draft + the question" in query  # fusion's two searches
 

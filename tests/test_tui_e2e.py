@@ -40,4 +40,4 @@ async def test_real_models_answer_with_two_iterations_and_file_sources(tmp_path)
         assert final is not None and final.sources
         assert any(p.source.endswith((".md", ".txt")) for p in final.sources)
         assert "**[1]** " in answers(app)[-1].source
-        assert "reached the maximum (2 iterations)" in status_text(app)
+        assert "reached the maximum of 2 iterations" in status_text(app)

@@ -25,7 +25,7 @@ class StopReason(str, Enum):
         return {
             StopReason.CONVERGED: f"converged at iteration {t}",
             StopReason.SAME_PASSAGES: f"same top passages at iteration {t}",
-            StopReason.MAX_ITERATIONS: f"reached the maximum ({t} iterations)",
+            StopReason.MAX_ITERATIONS: f"reached the maximum of {t} iterations",
             StopReason.CANCELLED: f"cancelled during iteration {t}",
             StopReason.ASKED_BACK: f"asked which one is meant at iteration {t}",
         }[self]
