@@ -30,7 +30,7 @@ from pathlib import Path
 from statistics import fmean, median
 
 import llama_cpp
-from score_realdocs import DATA, cpu_name, first_answers, score, summary
+from score_realdocs import DATA, cpu_name, first_answer_seconds, first_answers, score, summary
 
 from iterretgen_tui import config
 from iterretgen_tui.engine.evaluation import evaluate, metrics
@@ -122,7 +122,7 @@ def main() -> None:
                     "acc": metrics.accuracy(final.answer, item["answers"]),
                     "f1": metrics.f1(final.answer, item["answers"]),
                     "answer": final.answer,
-                    "first_answer_seconds": final.first_answer_seconds and round(final.first_answer_seconds, 2),
+                    "first_answer_seconds": first_answer_seconds(final),
                 }
             else:
                 row = score(final, item, seconds)

@@ -74,7 +74,6 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
     # What the user reads under the answer: one quote, or two on newer code.
     quoted = list(getattr(evidence, "texts", [evidence.text])) if evidence else []
     first_file = evidence.source if evidence else (final.sources[0].source if final.sources else "")
-    first_answer = getattr(final, "first_answer_seconds", None)
     return {
         "id": item["id"],
         "kind": item["kind"],
@@ -98,11 +97,18 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
         "right_file_in_sources": any(Path(p.source).name == item["file"] for p in final.sources),
         "iterations": len(final.iterations),
         "seconds": round(seconds, 2),
-        "first_answer_seconds": first_answer and round(first_answer, 2),
+        "first_answer_seconds": first_answer_seconds(final),
         "iteration_seconds": [round(trace.seconds, 2) for trace in final.iterations],
         "prompt_tokens": [trace.prompt_tokens for trace in final.iterations],
         "drafts": [trace.draft for trace in final.iterations],
     }
+
+
+def first_answer_seconds(final: FinalAnswer) -> float | None:
+    """Seconds from the question to the first stated answer; None where none was stated
+    (or on code from before the first answer was timed)."""
+    seconds = getattr(final, "first_answer_seconds", None)
+    return seconds and round(seconds, 2)
 
 
 def answer(session: Session, question: str, turns: tuple[Turn, ...] = ()) -> FinalAnswer:

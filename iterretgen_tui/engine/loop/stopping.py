@@ -10,7 +10,7 @@ from .answers import mentions, normalize_answer, stems, token_f1
 CONVERGENCE_F1 = 0.8  # token-F1 between consecutive answers that counts as "the same"
 
 
-def answers_converge(previous: str, current: str, question: str = "") -> bool:
+def answers_converge(previous: str, current: str, question: str) -> bool:
     """The two answers say the same: the same words, nearly (token F1), or one is the other
     with words of ``question`` around it."""
     if not normalize_answer(current):
