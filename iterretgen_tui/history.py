@@ -17,13 +17,13 @@ from pathlib import Path
 
 from . import paths
 from .engine.errors import IterRetGenError
-from .engine.loop.answers import mentions, normalize_answer
+from .engine.loop.answers import mentions
 from .engine.loop.events import FinalAnswer, StopReason
 from .engine.loop.evidence import Evidence
 from .engine.loop.question_kind import OPEN
 from .engine.loop.serialize import final_from_dict, final_to_dict
 from .engine.loop.stopping import answers_converge
-from .engine.loop.trust import Weakness, restates, weakness
+from .engine.loop.trust import Weakness, restates, shown_reply, weakness
 from .engine.passages import Passage
 
 _SCHEMA = """
@@ -179,14 +179,12 @@ def answer_markdown(final: FinalAnswer, stale: dict[str, str] | None = None) -> 
             parts.append(evidence_markdown(final.evidence))
     # "Your documents don't say" shows the evidence in place of a guess; the panes keep the drafts.
     guessed = weak is not Weakness.NOT_FOUND
-    headline = guessed and final.answer and final.iterations and final.iterations[-1].stated and not restates(final)
+    headline, body = shown_reply(final) if guessed else ("", "")
     if headline:
         label = "The model's answer (unverified)" if weak else "Answer"
-        parts.append(f"**{label}:** {_escape(final.answer)}")
-    # A draft that is the answer shown above it, save the full stop, is not said twice.
-    said_twice = headline and normalize_answer(final.draft) == normalize_answer(final.answer)
-    if guessed and final.kind != OPEN and final.draft.strip() and not said_twice:
-        parts.append(close_fences(final.draft.strip()))
+        parts.append(f"**{label}:** {_escape(headline)}")
+    if final.kind != OPEN and body:
+        parts.append(close_fences(body))
         if final.iterations and final.iterations[-1].asked_rest:
             parts.append(
                 f"_The draft answered part of the question; asked next: {_escape(final.iterations[-1].asked_rest)}_"

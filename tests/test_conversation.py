@@ -373,6 +373,7 @@ def test_an_answer_that_restates_the_question_is_no_headline():
     # draft is still the reply.
     said = dataclasses.replace(final, answer="Dijon is the answer", draft="Dijon is the answer.")
     assert reply_text(said) == "Dijon is the answer"
+    assert answer_markdown(said).count("Dijon is the answer") == 1  # the chat says it once too
     assert reply_text(dataclasses.replace(final, draft="HAART therapy.")) == "HAART therapy."
 
 

@@ -83,6 +83,14 @@ def reply_text(final: FinalAnswer) -> str:
     if declined(final):
         quotes = final.evidence.texts if final.evidence else []
         return " ".join([weakness(final).message(), *quotes])
-    answer = "" if restates(final) else final.answer
-    body = final.draft.strip() if normalize_answer(final.draft) != normalize_answer(answer) else ""
-    return f"{answer}\n{body}".strip()
+    return "\n".join(shown_reply(final)).strip()
+
+
+def shown_reply(final: FinalAnswer) -> tuple[str, str]:
+    """The answer the chat shows as its headline ("" for none: none stated, or one that
+    only restates the question) and the draft under it ("" where the draft only says
+    that answer again, save the full stop)."""
+    last = final.iterations[-1] if final.iterations else None
+    answer = final.answer.strip() if last and last.stated and not restates(final) else ""
+    body = final.draft.strip()
+    return answer, "" if answer and normalize_answer(body) == normalize_answer(answer) else body
