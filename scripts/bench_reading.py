@@ -30,7 +30,7 @@ from pathlib import Path
 from statistics import fmean, median
 
 import llama_cpp
-from score_realdocs import DATA, cpu_name, first_answer_seconds, first_answers, score, summary
+from score_realdocs import DATA, cpu_name, first_answer_seconds, first_answers, rates, score, summary, work_between
 
 from iterretgen_tui import config
 from iterretgen_tui.engine.evaluation import evaluate, metrics
@@ -49,19 +49,22 @@ def setting(text: str) -> tuple[str, dict]:
     return text, {"read": mode, **budgets}
 
 
-def asked(question: str, retriever, generator, options: LoopOptions) -> tuple[FinalAnswer, float, list[int]]:
-    """The final answer, its seconds, and the prompt tokens evaluated at each iteration
-    (the question's reading and the turns after a draft count with their iteration)."""
+def asked(question: str, retriever, generator, options: LoopOptions) -> tuple[FinalAnswer, float, list[int], dict]:
+    """The final answer, its seconds, the prompt tokens evaluated at each iteration (the
+    question's reading and the turns after a draft count with their iteration), and what
+    llama.cpp evaluated and decoded in all, with its seconds (``Work``'s fields)."""
     marks: list[int] = []
+    before = generator.evaluated()
     started = time.perf_counter()
     for event in iterretgen.run(question, retriever=retriever, generator=generator, options=options):
         if isinstance(event, IterationStarted):
-            marks.append(generator.evaluated()[0])
+            marks.append(generator.evaluated().prompt_tokens)
         elif isinstance(event, FinalAnswer):
             final = event
     seconds = time.perf_counter() - started
-    marks.append(generator.evaluated()[0])
-    return final, seconds, [b - a for a, b in zip(marks, marks[1:])]
+    after = generator.evaluated()
+    marks.append(after.prompt_tokens)
+    return final, seconds, [b - a for a, b in zip(marks, marks[1:])], work_between(before, after)
 
 
 def costs(rows: list[dict]) -> dict:
@@ -75,6 +78,7 @@ def costs(rows: list[dict]) -> dict:
         ],
         "seconds_per_question_median": round(median(r["seconds"] for r in rows), 2),
         **first_answers(rows),
+        **rates(rows),
     }
 
 
@@ -115,7 +119,7 @@ def main() -> None:
         for name in names[k % len(names) :] + names[: k % len(names)]:
             options = replace(settings.loop, **chosen[name])
             session.generator.reset()
-            final, seconds, evaluated = asked(item["question"], retriever, session.generator, options)
+            final, seconds, evaluated, work = asked(item["question"], retriever, session.generator, options)
             if args.dataset:
                 row = {
                     "id": item["id"],
@@ -130,6 +134,7 @@ def main() -> None:
                 setting=name,
                 seconds=round(seconds, 2),
                 evaluated=evaluated,
+                work=work,
             )
             rows[name].append(row)
             if args.records:

@@ -148,6 +148,25 @@ def summary(rows: list[dict]) -> dict:
     }
 
 
+def work_between(before, after) -> dict:
+    """What llama.cpp evaluated and decoded between two of its counts (``Work``'s fields)."""
+    return {field: round(b - a, 3) for field, a, b in zip(after._fields, before, after)}
+
+
+def rates(rows: list[dict]) -> dict:
+    """The prompt and decoding rates llama.cpp measured over the questions: the machine's
+    speed while they ran (a shared machine's varies by the hour), beside which the
+    seconds are read. Empty for a reader that counts nothing (a served model)."""
+    counted = [r["work"] for r in rows if r.get("work")]
+    if not counted:
+        return {}
+    total = {field: sum(work[field] for work in counted) for field in counted[0]}
+    return {
+        "prompt_tokens_per_second": round(total["prompt_tokens"] / total["prompt_seconds"], 1),
+        "decode_tokens_per_second": round(total["decoded"] / total["decode_seconds"], 1),
+    }
+
+
 def first_answers(rows: list[dict]) -> dict:
     """The median seconds to the first stated answer, over the questions that stated one
     (records from older code have none), and their share."""
@@ -184,9 +203,13 @@ def main() -> None:
             rows.append(done[item["id"]])
             continue
         turns = (turn_of(answer(session, item["first"])),) if "first" in item else ()
+        counts = getattr(session.generator, "evaluated", None)  # llama.cpp's; a served model has none
+        before = counts() if counts else None
         started = time.perf_counter()
         final = answer(session, item["question"], turns)
         rows.append(score(final, item, time.perf_counter() - started))
+        if counts:
+            rows[-1]["work"] = work_between(before, counts())
         if args.records:
             with args.records.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(rows[-1], ensure_ascii=False) + "\n")
@@ -201,6 +224,7 @@ def main() -> None:
         "reader_passage_order": session.generator.passage_order,  # what passage_order "auto" means here
         **summary(rows),
         **first_answers(rows),
+        **rates(rows),
     }
     print(json.dumps(report, indent=2))
 

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Generator as Stream
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ..cores import CoreShare
 from .llama_load import load_llama
@@ -74,6 +74,15 @@ def gpu_layers(device: str) -> int:
             '(reinstall it with CMAKE_ARGS="-DGGML_CUDA=on")'
         )
     return -1 if supported else 0
+
+
+class Work(NamedTuple):
+    """llama.cpp's own count of what it evaluated and decoded, and the seconds each took."""
+
+    prompt_tokens: int
+    prompt_seconds: float
+    decoded: int
+    decode_seconds: float
 
 
 class LlamaGenerator:
@@ -147,14 +156,15 @@ class LlamaGenerator:
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
-    def evaluated(self) -> tuple[int, int]:
-        """Prompt tokens evaluated and tokens decoded since the model was loaded, as llama.cpp
-        counts them (a prefix restored from its saved state, or kept from the last prompt,
-        is not evaluated): what a question costs, for benchmarks."""
+    def evaluated(self) -> Work:
+        """Prompt tokens evaluated and tokens decoded since the model was loaded, and the
+        seconds llama.cpp spent on each (a prefix restored from its saved state, or kept
+        from the last prompt, is not evaluated): what a question costs, and the rates this
+        machine gave meanwhile, for benchmarks."""
         import llama_cpp
 
         perf = llama_cpp.llama_perf_context(self._llm.ctx)
-        return perf.n_p_eval, perf.n_eval
+        return Work(perf.n_p_eval, perf.t_p_eval_ms / 1000, perf.n_eval, perf.t_eval_ms / 1000)
 
     def warm(self) -> None:
         """Make every registered prefix's state now (read from disk, or evaluated and
