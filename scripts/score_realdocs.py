@@ -198,12 +198,12 @@ def main() -> None:
     if args.records and args.records.exists():
         done = {r["id"]: r for r in map(json.loads, args.records.read_text("utf-8").splitlines())}
     rows = []
+    counts = getattr(session.generator, "evaluated", None)  # llama.cpp's; a served model has none
     for item in items:
         if item["id"] in done:
             rows.append(done[item["id"]])
             continue
         turns = (turn_of(answer(session, item["first"])),) if "first" in item else ()
-        counts = getattr(session.generator, "evaluated", None)  # llama.cpp's; a served model has none
         before = counts() if counts else None
         started = time.perf_counter()
         final = answer(session, item["question"], turns)
