@@ -90,6 +90,15 @@ class Session:
         """Evaluate the reader's demos ahead of the first question (background work)."""
         self.generator.warm()
 
+    def read_ahead(self, turns: Sequence[Turn]) -> None:
+        """Evaluate what the next question's rewrite starts with, the conversation so far,
+        while the user reads the answer (background work): a follow-up then waits only for
+        its own words to be read and rewritten."""
+        from .engine.loop.conversation import next_rewrite
+
+        if self.generator is not None and turns:
+            self.generator.prefill(next_rewrite(turns))
+
     def load_embedder(self, status: Callable[[str], None] = lambda message: None) -> None:
         """The embedder alone (enough for `index`); its identity names the folder's index."""
         from .engine.embedding.backends import load_embedder

@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from iterretgen_tui import models
+from iterretgen_tui.engine.loop.conversation import Turn, conversation_text, next_rewrite, read_question, rewrite_prefix
 from iterretgen_tui.engine.loop.generator import LlamaGenerator
 from iterretgen_tui.engine.loop.prompts import build_prompt, demo_messages
 from iterretgen_tui.engine.loop.question_kind import FACTOID, OPEN
@@ -131,3 +132,19 @@ def test_a_template_that_cannot_render_the_prefix_alone_turns_saving_off(tmp_pat
         assert answer(generator, factoid) == answer(plain, factoid)
     assert generator.prefixes == [] and "not saving prefixes" in caplog.text
     assert not list(tmp_path.glob("*.state"))
+
+
+def test_the_next_rewrite_read_ahead_leaves_only_the_question_to_evaluate(plain):
+    turns = [
+        Turn("Who designed the Eiffel Tower's structure?", "Maurice Koechlin and Emile Nouguier, for Gustave Eiffel."),
+        Turn("Where was Gustave Eiffel born?", "Gustave Eiffel was born in Dijon in 1832."),
+    ]
+    question = "When did he move to Paris?"
+    generator = make(prefixes=[rewrite_prefix()])
+    generator.prefill(next_rewrite(turns))
+    evaluated = counting(generator)
+    read = read_question(question, turns, generator, threading.Event())
+    conversation = generator.count_tokens(conversation_text(turns))
+    assert conversation > 40
+    assert evaluated[0] < generator.count_tokens(question) + 16  # the question and the turn's end only
+    assert read == read_question(question, turns, plain, threading.Event())  # the same rewrite without it

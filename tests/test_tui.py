@@ -474,7 +474,7 @@ async def test_an_answer_to_the_rest_of_the_question_says_what_was_asked(tmp_pat
 
 @pilot_test
 async def test_a_follow_up_is_read_with_the_turns_above_it(tmp_path):
-    from iterretgen_tui.engine.loop.conversation import REWRITE_INSTRUCTION
+    from iterretgen_tui.engine.loop.conversation import REWRITE_INSTRUCTION, Turn, next_rewrite
 
     def reply(messages) -> str:  # rewrites the follow-up; drafts from the first passage
         if messages[0]["content"] == REWRITE_INSTRUCTION:
@@ -488,6 +488,9 @@ async def test_a_follow_up_is_read_with_the_turns_above_it(tmp_path):
         await wait_for(pilot, app.ready.is_set)
         await ask_and_wait(pilot, "Who built the Eiffel Tower?")
         assert sessions[0].turns == [()]  # a first question is asked alone
+        # While the answer is read, the next question's rewrite is evaluated up to it.
+        await wait_for(pilot, lambda: generator.prefilled)
+        assert generator.prefilled[-1] == next_rewrite([Turn("Who built the Eiffel Tower?", "Dijon")])
         await ask_and_wait(pilot, "Where was he born?")
         [(turn,)] = sessions[0].turns[1:]
         assert turn.question == "Who built the Eiffel Tower?" and turn.answer == "Dijon"
@@ -499,6 +502,7 @@ async def test_a_follow_up_is_read_with_the_turns_above_it(tmp_path):
         await ask_and_wait(pilot, "Where was he born?")
         assert sessions[0].turns[-1] == ()
         await app.reopen(cid)  # one reopened from the history (F3) remembers its own
+        await wait_for(pilot, lambda: "Where was he born?" in generator.prefilled[-1][-1]["content"])
         await ask_and_wait(pilot, "When?")
         assert [t.question for t in sessions[0].turns[-1]] == ["Who built the Eiffel Tower?", "Where was he born?"]
 

@@ -88,9 +88,13 @@ class HeldGenerator(ScriptedGenerator):
         self.name = "scripted-llm"
         self.device = "cpu"
         self.warmed = threading.Event()
+        self.prefilled: list = []  # what was read ahead, in order
 
     def warm(self) -> None:
         self.warmed.set()
+
+    def prefill(self, messages) -> None:
+        self.prefilled.append(messages)
 
     def stream(self, messages, *, max_tokens, cancel):
         for i, piece in enumerate(super().stream(messages, max_tokens=max_tokens, cancel=cancel)):

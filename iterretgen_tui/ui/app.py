@@ -35,7 +35,7 @@ from .. import config, models, paths
 from .. import history as history_module
 from ..config import Settings
 from ..engine.errors import IterRetGenError
-from ..engine.loop.conversation import Turn, turns_of
+from ..engine.loop.conversation import Turn, turn_of, turns_of
 from ..engine.loop.events import (
     ContextTrimmed,
     DraftDone,
@@ -413,11 +413,27 @@ class ChatApp(App):
             if self.unavailable or self.session is None:
                 raise IterRetGenError(f"cannot answer: {self.unavailable}")
             events = self.session.ask(run.question, cancel=run.cancel, options=run.options, turns=run.turns)
-            pump(events, run=run.id, feed=self.feed, wake=self.wake, cancel=run.cancel)
+            last = pump(events, run=run.id, feed=self.feed, wake=self.wake, cancel=run.cancel)
         except Exception as exc:
             log.exception("answering failed")
             self.feed.put(run.id, Failed(error_message(exc)))
             self.wake()
+            return
+        if isinstance(last, FinalAnswer) and not run.cancel.is_set():
+            self.read_ahead_now((*run.turns, turn_of(last)))
+
+    @work(thread=True, exclusive=True, group="read-ahead", exit_on_error=False)
+    def read_ahead(self, turns: tuple[Turn, ...]) -> None:
+        self.read_ahead_now(turns)
+
+    def read_ahead_now(self, turns: tuple[Turn, ...]) -> None:
+        """The next question's rewrite evaluated up to that question while the user reads
+        (Session.read_ahead); a question asked meanwhile waits for it, and keeps what it
+        evaluated."""
+        try:
+            self.session.read_ahead(turns)
+        except Exception:  # the next follow-up evaluates it instead
+            log.exception("reading the conversation ahead failed")
 
     def wake(self) -> None:
         self.post_message(FeedReady())
@@ -620,6 +636,8 @@ class ChatApp(App):
             await self.panes.reset()
         self.conversation_id = conversation.id
         self.said = list(conversation.turns)  # a follow-up reads them as the chat's own
+        if self.said and self.session is not None:
+            self.read_ahead(turns_of(self.said))
         self.status.set_activity(f"reopened: {conversation.title}")
 
     def action_scroll_chat(self, pages: int) -> None:

@@ -38,6 +38,8 @@ class SessionLike(Protocol):
 
     def warm_reader(self) -> None: ...
 
+    def read_ahead(self, turns: Sequence[Turn]) -> None: ...
+
 
 class Tokens(NamedTuple):
     """Consecutive tokens of iteration ``t``."""
@@ -86,16 +88,19 @@ def pump(
     feed: Feed,
     wake: Callable[[], object],
     cancel: threading.Event,
-) -> None:
+) -> Event | None:
     """Feed ``events`` until they end or ``cancel`` is set; then close the generator,
-    which stops the model decoding."""
+    which stops the model decoding. The last event, where they ended (None if cancelled)."""
+    last = None
     try:
         for event in events:
             if cancel.is_set():
-                return
+                return None
             feed.put(run, event)
             if not isinstance(event, Token):
                 wake()
+            last = event
+        return last
     finally:
         close = getattr(events, "close", None)
         if close is not None:

@@ -166,6 +166,13 @@ def rewrite_messages(turns: Sequence[Turn], question: str) -> list[Message]:
     return [*rewrite_prefix(), {"role": "user", "content": rewrite_turn(turns[-TURNS_READ:], question)}]
 
 
+def next_rewrite(turns: Sequence[Turn]) -> list[Message]:
+    """The rewrite's messages for the question that will follow ``turns``, up to that
+    question: all of its prompt that can be evaluated before the question is asked
+    (``Generator.prefill``; the chat does it while the user reads the answer)."""
+    return rewrite_messages(turns, "")
+
+
 _LABEL = re.compile(r"^\W*(?:rewritten|standalone|last)?\s*question\s*:\s*", re.IGNORECASE)
 
 

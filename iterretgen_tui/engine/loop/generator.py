@@ -176,6 +176,38 @@ class LlamaGenerator:
                 if key not in self.states:
                     self._enter(key, prefix)
 
+    def prefill(self, messages: Sequence[Message]) -> None:
+        """Evaluate the prompt of ``messages`` up to the end of its last message's text, that
+        turn left open: a prompt that later starts the same way evaluates only what follows
+        (llama.cpp keeps the longest common start of the last prompt). The chat evaluates the
+        next question's rewrite this way while the user reads an answer
+        (conversation.next_rewrite)."""
+        if self._formatter is None:
+            return
+        with self._lock:
+            self._follow_cores()
+            self._enter_prefix_of(messages)
+            tokens = self._open_turn(messages)
+            llm = self._llm
+            kept = llm.longest_token_prefix(llm._input_ids, tokens)
+            if kept < len(tokens):
+                import llama_cpp
+
+                llm.n_tokens = kept  # eval drops the rest of the context from here on
+                llm.eval(tokens[kept:])
+                llama_cpp.llama_synchronize(llm.ctx)  # llama.cpp counts it (evaluated()) here, not at the next call
+
+    def _open_turn(self, messages: Sequence[Message]) -> list[int]:
+        """The prompt tokens of ``messages`` as the template renders them, up to the end of
+        the last message's text (without its trailing spaces, which join the next word)."""
+        rendered = self._formatter(messages=list(messages))
+        content = messages[-1]["content"].rstrip()
+        end = rendered.prompt.rfind(content)
+        if not content or end < 0:
+            return []
+        text = rendered.prompt[: end + len(content)]
+        return self._llm.tokenize(text.encode("utf-8"), add_bos=not rendered.added_special, special=True)
+
     def _enter(self, key: str, prefix: list[Message]) -> None:
         """The context holds ``prefix`` evaluated: restored, or evaluated and saved. The
         empty user turn after it is what a template needs to render it; the next prompt

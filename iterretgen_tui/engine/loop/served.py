@@ -284,6 +284,9 @@ class ServedGenerator:
     def warm(self) -> None:
         """Nothing to do: a server keeps its own prompt cache."""
 
+    def prefill(self, messages: Sequence[Message]) -> None:
+        """Nothing to do: a server evaluates a prompt when it is sent."""
+
     def stream(
         self, messages: Sequence[Message], *, max_tokens: int, cancel: threading.Event
     ) -> Stream[str, None, None]:
