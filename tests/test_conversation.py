@@ -86,7 +86,8 @@ def test_a_first_question_costs_nothing_and_a_change_of_topic_is_read_alone():
     # The reader repeats a question that changes the topic: it is read as asked, without the turns.
     generator = ScriptedGenerator(by_kind("What is Dijon famous for?"))
     events = run(generator, question="By the way, what is Dijon famous for?")
-    assert next(e for e in events if isinstance(e, QuestionRead)).standalone == ""
+    read = next(e for e in events if isinstance(e, QuestionRead))
+    assert (read.standalone, read.shown) == ("", 0)
     assert events[-1].standalone == ""
     assert "Earlier in this conversation" not in generator.prompts[1][-1]["content"]
 
@@ -124,6 +125,9 @@ def test_a_follow_up_that_points_back_is_read_with_its_turns_though_the_reader_l
     events = run(generator, question=question, turns=turns)
     assert events[-1].standalone == ""
     assert "Earlier in this conversation:\nUser: Which package managers" in generator.prompts[1][-1]["content"]
+    # The pane says the reader saw the turn, not that the question needed none.
+    [read] = [e for e in events if isinstance(e, QuestionRead)]
+    assert (read.standalone, read.turns, read.shown) == ("", 1, 1)
     assert [points_back(q) for q in ("How do I reset it?", "Which method stops that timer?", "And cont?")] == [True] * 3
     assert [points_back(q) for q in ("I mean financial counselling", "No, I meant for the purchase loan")] == [True] * 2
     assert not points_back("No, thanks. Which key quits?")

@@ -508,6 +508,26 @@ async def test_a_follow_up_is_read_with_the_turns_above_it(tmp_path):
 
 
 @pilot_test
+async def test_a_follow_up_left_as_typed_says_the_reader_saw_the_turn_it_points_to(tmp_path):
+    from iterretgen_tui.engine.loop.conversation import REWRITE_INSTRUCTION
+
+    def reply(messages) -> str:  # the reader leaves the follow-up as it was
+        if messages[0]["content"] == REWRITE_INSTRUCTION:
+            return "Where was he born?"
+        return "Gustave Eiffel was born in Dijon. So the answer is Dijon."
+
+    generator = HeldGenerator(reply)
+    generator.release.set()
+    app, _ = make_app(tmp_path, generator=generator)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        await ask_and_wait(pilot, "Who built the Eiffel Tower?")
+        await ask_and_wait(pilot, "Where was he born?")
+        read_as = str(app.query_one("#iteration-1", IterationPane).query_one(".read-as", Static).render())
+        assert read_as == "Read as asked, with the turn it points back to shown to the reader"
+
+
+@pilot_test
 async def test_a_question_that_can_mean_several_named_things_is_asked_back(tmp_path):
     from .test_ambiguity import CLINICS
 

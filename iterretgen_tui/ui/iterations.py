@@ -95,10 +95,16 @@ class IterationPane(Vertical):
         yield StreamingMarkdown("", classes="draft")
         yield Static("", classes="note", markup=False)
 
-    def show_read_as(self, standalone: str, turns: int) -> None:
-        """How the question was read with the ``turns`` before it: rewritten, or as asked."""
-        earlier = f"{turns} earlier turn{'s' if turns != 1 else ''}"
-        text = f"Read as: {standalone}" if standalone else f"Read as asked (it needs none of the {earlier})"
+    def show_read_as(self, standalone: str, turns: int, shown: int = 0) -> None:
+        """How the question was read with the ``turns`` before it: rewritten, or as asked,
+        and how many of them the reader sees above its passages (``shown``)."""
+        if standalone:
+            text = f"Read as: {standalone}"
+        elif shown:
+            last = "the turn" if shown == 1 else f"the last {shown} turns"
+            text = f"Read as asked, with {last} it points back to shown to the reader"
+        else:
+            text = f"Read as asked (it needs none of the {turns} earlier turn{'s' if turns != 1 else ''})"
         read_as = self.query_one(".read-as", Static)
         read_as.update(text)
         read_as.display = True

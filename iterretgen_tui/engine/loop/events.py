@@ -49,6 +49,7 @@ class QuestionRead(IterationEvent):
 
     standalone: str  # the question rewritten to stand alone; "" when it stands alone as asked
     turns: int  # earlier turns it was read with
+    shown: int = 0  # of those, the last ones the reader sees above its passages (iterretgen.Reading)
 
 
 @dataclass(frozen=True)

@@ -101,8 +101,9 @@ def run(
         if reading is None:
             if asked.turns:
                 asked = read_reply(question, asked.turns, generator, cancel)
-                yield QuestionRead(t, asked.standalone, len(asked.turns))
             reading = Reading.of(asked, generator, options)
+            if asked.turns:
+                yield QuestionRead(t, asked.standalone, len(asked.turns), reading.shown)
         previous = traces[-1] if traces else None
         retrieved = yield from retrieve(t, reading, previous, weighed, retriever, options, next_query)
         weighed = (weighed if options.keep_passages else set()) | {p.id for p in retrieved.passages}
@@ -153,6 +154,7 @@ class Reading:
     # It points back at its turns as typed, unrewritten: alone it says little ("Can I stop
     # a pull there?"), so the evidence's support also scores the context.
     as_typed: bool = False
+    shown: int = 0  # the turns ``earlier`` holds
 
     @classmethod
     def of(cls, asked: Asked, generator: Generator, options: LoopOptions) -> Reading:
@@ -164,7 +166,7 @@ class Reading:
         kind = question_kind(asked.searched)
         said = shown[-1].answer if shown else ""
         as_typed = bool(shown) and not asked.standalone
-        return cls(asked.searched, kind, conversation_text(shown), context_search(asked), said, as_typed)
+        return cls(asked.searched, kind, conversation_text(shown), context_search(asked), said, as_typed, len(shown))
 
 
 @dataclass(frozen=True)
