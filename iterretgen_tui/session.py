@@ -91,12 +91,14 @@ class Session:
         self.generator.warm()
 
     def read_ahead(self, turns: Sequence[Turn]) -> None:
-        """Evaluate what the next question's rewrite starts with, the conversation so far,
-        while the user reads the answer (background work): a follow-up then waits only for
-        its own words to be read and rewritten."""
+        """Evaluate what the next question's prompts start with, the conversation so far,
+        while the user reads the answer (background work): its draft's, where it leans on
+        the turns (kept aside), then its rewrite's. A follow-up then evaluates only its own
+        words and its passages."""
         from .engine.loop.conversation import next_rewrite
 
         if self.generator is not None and turns:
+            self.generator.prefill(iterretgen.next_draft_start(turns, self.generator, self.settings.loop), keep=True)
             self.generator.prefill(next_rewrite(turns))
 
     def load_embedder(self, status: Callable[[str], None] = lambda message: None) -> None:

@@ -11,6 +11,8 @@ import pytest
 from iterretgen_tui import models
 from iterretgen_tui.engine.loop.conversation import Turn, conversation_text, next_rewrite, read_question, rewrite_prefix
 from iterretgen_tui.engine.loop.generator import LlamaGenerator
+from iterretgen_tui.engine.loop.iterretgen import next_draft_start, shown_turns
+from iterretgen_tui.engine.loop.options import LoopOptions
 from iterretgen_tui.engine.loop.prompts import build_prompt, demo_messages
 from iterretgen_tui.engine.loop.question_kind import FACTOID, OPEN
 from iterretgen_tui.engine.passages import Passage
@@ -134,17 +136,36 @@ def test_a_template_that_cannot_render_the_prefix_alone_turns_saving_off(tmp_pat
     assert not list(tmp_path.glob("*.state"))
 
 
+TURNS = [
+    Turn("Who designed the Eiffel Tower's structure?", "Maurice Koechlin and Emile Nouguier, for Gustave Eiffel."),
+    Turn("Where was Gustave Eiffel born?", "Gustave Eiffel was born in Dijon in 1832."),
+]
+FOLLOW_UP = "When did he move to Paris?"
+
+
 def test_the_next_rewrite_read_ahead_leaves_only_the_question_to_evaluate(plain):
-    turns = [
-        Turn("Who designed the Eiffel Tower's structure?", "Maurice Koechlin and Emile Nouguier, for Gustave Eiffel."),
-        Turn("Where was Gustave Eiffel born?", "Gustave Eiffel was born in Dijon in 1832."),
-    ]
-    question = "When did he move to Paris?"
     generator = make(prefixes=[rewrite_prefix()])
-    generator.prefill(next_rewrite(turns))
+    generator.prefill(next_rewrite(TURNS))
     evaluated = counting(generator)
-    read = read_question(question, turns, generator, threading.Event())
-    conversation = generator.count_tokens(conversation_text(turns))
-    assert conversation > 40
-    assert evaluated[0] < generator.count_tokens(question) + 16  # the question and the turn's end only
-    assert read == read_question(question, turns, plain, threading.Event())  # the same rewrite without it
+    read = read_question(FOLLOW_UP, TURNS, generator, threading.Event())
+    assert generator.count_tokens(conversation_text(TURNS)) > 40
+    assert evaluated[0] < generator.count_tokens(FOLLOW_UP) + 16  # the question and the turn's end only
+    assert read == read_question(FOLLOW_UP, TURNS, plain, threading.Event())  # the same rewrite without it
+
+
+def test_a_follow_up_s_draft_starts_from_its_turns_read_ahead_though_the_rewrite_came_between(plain):
+    generator = make(prefixes=[*PREFIXES, rewrite_prefix()])
+    options = LoopOptions()
+    generator.prefill(next_draft_start(TURNS, generator, options), keep=True)
+    generator.prefill(next_rewrite(TURNS))
+    read_question(FOLLOW_UP, TURNS, generator, threading.Event())
+    earlier = conversation_text(shown_turns(TURNS, generator, options))
+    draft = build_prompt(FOLLOW_UP, PASSAGES, count_tokens=generator.count_tokens, budget=1500, earlier=earlier)
+    evaluated = counting(generator)
+    assert answer(generator, draft.messages) == answer(plain, draft.messages)
+    own = draft.tokens - generator.count_tokens("".join(m["content"] for m in draft.messages[:-1]))
+    assert generator.count_tokens(earlier) > 40
+    assert evaluated[0] < own - generator.count_tokens(earlier) + 16  # its passages and question only
+    # A question that does not lean on the turns starts from its demos, as before.
+    alone = prompt(generator, "Where was Gustave Eiffel born?", FACTOID).messages
+    assert answer(generator, alone) == answer(plain, alone)

@@ -93,7 +93,7 @@ class HeldGenerator(ScriptedGenerator):
     def warm(self) -> None:
         self.warmed.set()
 
-    def prefill(self, messages) -> None:
+    def prefill(self, messages, *, keep: bool = False) -> None:
         self.prefilled.append(messages)
 
     def stream(self, messages, *, max_tokens, cancel):

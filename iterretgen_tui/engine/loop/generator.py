@@ -19,6 +19,8 @@ from .prefix_states import PrefixStates, prefix_key
 
 log = logging.getLogger(__name__)
 
+AHEAD = "read-ahead"  # the key of the state ``prefill`` keeps (memory only)
+
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": ...}
 # A list that ends with an assistant message asks the model to go on with that reply (a
 # GGUF without a chat template answers it in a new turn instead).
@@ -133,13 +135,15 @@ class LlamaGenerator:
         self.prefixes = [(prefix_key(self.identity, p), list(p)) for p in prefixes]
         self.states = PrefixStates(state_dir)
         self._entered: str | None = None
+        # The prompt start ``prefill`` kept (its tokens, and the registered prefix it starts with).
+        self._ahead: tuple[list[int], str | None] | None = None
         self._asked = threading.Event()  # a question came: warming up gives way
 
     def reset(self) -> None:
         """Forget the evaluated prompt, so the next call starts cold (benchmarks)."""
         with self._lock:
             self._llm.reset()
-            self._entered = None
+            self._entered = self._ahead = None
 
     def set_threads(self, n: int) -> None:
         """Threads for the prompt and decoding, on the live context: no reload."""
@@ -176,12 +180,13 @@ class LlamaGenerator:
                 if key not in self.states:
                     self._enter(key, prefix)
 
-    def prefill(self, messages: Sequence[Message]) -> None:
+    def prefill(self, messages: Sequence[Message], *, keep: bool = False) -> None:
         """Evaluate the prompt of ``messages`` up to the end of its last message's text, that
         turn left open: a prompt that later starts the same way evaluates only what follows
-        (llama.cpp keeps the longest common start of the last prompt). The chat evaluates the
-        next question's rewrite this way while the user reads an answer
-        (conversation.next_rewrite)."""
+        (llama.cpp keeps the longest common start of the last prompt). ``keep``: also keep
+        it as a state, restored when a later prompt starts with it though other prompts
+        came between. The chat evaluates the next question's draft (kept) and then its
+        rewrite this way while the user reads an answer (Session.read_ahead)."""
         if self._formatter is None:
             return
         with self._lock:
@@ -196,6 +201,32 @@ class LlamaGenerator:
                 llm.n_tokens = kept  # eval drops the rest of the context from here on
                 llm.eval(tokens[kept:])
                 llama_cpp.llama_synchronize(llm.ctx)  # llama.cpp counts it (evaluated()) here, not at the next call
+            if keep and tokens:
+                self.states.store(llm, AHEAD, disk=False)
+                self._ahead = (tokens, self._entered)
+
+    def _enter_start_of(self, messages: Sequence[Message]) -> None:
+        """The context starts as ``messages``' prompt does, as far as a kept state can make
+        it: the prompt kept by ``prefill`` where the prompt starts with it (but for the
+        last token or two, which the text after it may merge with) and the context holds
+        less of it; else the registered prefix it starts with."""
+        if self._ahead is not None:
+            ahead, prefix = self._ahead
+            prompt = self._prompt_tokens(messages)
+            covered = self._llm.longest_token_prefix(ahead, prompt)
+            held = self._llm.longest_token_prefix(self._llm._input_ids, prompt)
+            if covered >= len(ahead) - 2 and covered > held and self.states.restore(self._llm, AHEAD):
+                self._entered = prefix
+                return
+        self._enter_prefix_of(messages)
+
+    def _prompt_tokens(self, messages: Sequence[Message]) -> list[int]:
+        """The prompt tokens of ``messages``: a new reply to them, or the last one's reply
+        gone on with."""
+        if messages[-1]["role"] == "assistant":
+            return self._reply_begun(messages)[0]
+        rendered = self._formatter(messages=list(messages))
+        return self._llm.tokenize(rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True)
 
     def _open_turn(self, messages: Sequence[Message]) -> list[int]:
         """The prompt tokens of ``messages`` as the template renders them, up to the end of
@@ -243,7 +274,7 @@ class LlamaGenerator:
             if self.cores is not None:
                 self.cores.look_around()  # the model's threads are idle now: they do not count
             self._follow_cores()
-            self._enter_prefix_of(messages)
+            self._enter_start_of(messages)
             settings = {"max_tokens": max_tokens, "temperature": 0.0, "top_k": 1, "stream": True, **self.penalties}
             if messages[-1]["role"] == "assistant" and self._formatter is not None:
                 prompt, stop = self._reply_begun(messages)
@@ -279,7 +310,7 @@ class LlamaGenerator:
 
         with self._lock:
             self._follow_cores()
-            self._enter_prefix_of(messages)
+            self._enter_start_of(messages)
             self._llm.create_chat_completion(
                 messages=list(messages), max_tokens=1, temperature=0.0, top_k=1, logits_processor=[keep]
             )

@@ -39,11 +39,11 @@ from .events import (
     Token,
 )
 from .evidence import SentenceEmbedder
-from .generator import Generator
+from .generator import Generator, Message
 from .grounding import found_probability, unsaid
 from .options import LoopOptions
 from .outcome import draft_outcome
-from .prompts import Prompt, build_prompt, stated_answer
+from .prompts import Prompt, build_prompt, demo_messages, stated_answer, turn_start
 from .queries import (
     PassageRetriever,
     QueryFormer,
@@ -162,11 +162,24 @@ class Reading:
         # (the 1.5B leaves "Which binary names does the second one provide?" as it was);
         # a question that stands alone is read alone: its turns would only cost tokens.
         leans = asked.standalone or points_back(asked.question)
-        shown = recent_turns(asked.turns, options.history_tokens, generator.count_tokens) if leans else ()
+        shown = shown_turns(asked.turns, generator, options) if leans else ()
         kind = question_kind(asked.searched)
         said = shown[-1].answer if shown else ""
         as_typed = bool(shown) and not asked.standalone
         return cls(asked.searched, kind, conversation_text(shown), context_search(asked), said, as_typed, len(shown))
+
+
+def shown_turns(turns: Sequence[Turn], generator: Generator, options: LoopOptions) -> tuple[Turn, ...]:
+    """The last turns the draft of a question that leans on them sees."""
+    return recent_turns(turns, options.history_tokens, generator.count_tokens)
+
+
+def next_draft_start(turns: Sequence[Turn], generator: Generator, options: LoopOptions) -> list[Message]:
+    """The draft's messages for a factoid follow-up after ``turns`` that leans on them, up
+    to its passages: all of its prompt that can be evaluated before it is asked
+    (``Generator.prefill``; the chat does it while the user reads the answer)."""
+    earlier = conversation_text(shown_turns(turns, generator, options))
+    return [*demo_messages(FACTOID), {"role": "user", "content": turn_start(earlier)}]
 
 
 @dataclass(frozen=True)

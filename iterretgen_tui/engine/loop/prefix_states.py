@@ -71,8 +71,8 @@ class PrefixStates:
         self._memory[key] = saved
         return True
 
-    def store(self, llm, key: str) -> None:
-        """Keep what ``llm`` has evaluated under ``key``."""
+    def store(self, llm, key: str, *, disk: bool = True) -> None:
+        """Keep what ``llm`` has evaluated under ``key``; in memory alone without ``disk``."""
         import llama_cpp
 
         size = llama_cpp.llama_state_seq_get_size(llm.ctx, SEQUENCE)
@@ -80,7 +80,7 @@ class PrefixStates:
         written = llama_cpp.llama_state_seq_get_data(llm.ctx, buffer, size, SEQUENCE)
         saved = (np.array(llm.input_ids[: llm.n_tokens], dtype=np.int32), bytes(buffer[:written]))
         self._memory[key] = saved
-        if self.folder is not None:
+        if disk and self.folder is not None:
             try:
                 self._write(key, *saved)
             except OSError as exc:  # a full or read-only disk costs the next process time, nothing else

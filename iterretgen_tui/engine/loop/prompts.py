@@ -189,8 +189,14 @@ def user_turn(knowledge: Sequence[str], question: str, kind: str = FACTOID, earl
     """The question's turn; ``earlier``: the conversation before it, where it has one."""
     lines = "\n".join(knowledge)
     ask = "Answer in two or three sentences, citing [n]." if kind == OPEN else "Let's think step by step."
+    return f"{turn_start(earlier)}\n{lines}\n\nQuestion: {question}\n{ask}"
+
+
+def turn_start(earlier: str = "") -> str:
+    """What the question's turn says before its passages: the same for every follow-up
+    after the same turns, so it can be evaluated before the question comes."""
     before = f"Earlier in this conversation:\n{earlier}\n\n" if earlier else ""
-    return f"{before}Knowledge:\n{lines}\n\nQuestion: {question}\n{ask}"
+    return f"{before}Knowledge:"
 
 
 def demo_messages(kind: str = FACTOID, *, choice: bool = False) -> list[dict[str, str]]:

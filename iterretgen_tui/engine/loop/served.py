@@ -284,7 +284,7 @@ class ServedGenerator:
     def warm(self) -> None:
         """Nothing to do: a server keeps its own prompt cache."""
 
-    def prefill(self, messages: Sequence[Message]) -> None:
+    def prefill(self, messages: Sequence[Message], *, keep: bool = False) -> None:
         """Nothing to do: a server evaluates a prompt when it is sent."""
 
     def stream(
