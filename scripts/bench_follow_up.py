@@ -29,9 +29,9 @@ from iterretgen_tui import config
 from iterretgen_tui.commands.eval import open_dataset_index
 from iterretgen_tui.engine.evaluation.conversations import load_tasks
 from iterretgen_tui.engine.evaluation.datasets import Dataset
-from iterretgen_tui.engine.retrieval.modes import build_retriever
 from iterretgen_tui.engine.loop import iterretgen
 from iterretgen_tui.engine.loop.events import FinalAnswer, QuestionRead
+from iterretgen_tui.engine.retrieval.modes import build_retriever
 from iterretgen_tui.session import Session
 
 WAYS = ("cold", "read_ahead")
