@@ -472,17 +472,25 @@ async def test_an_answer_to_the_rest_of_the_question_says_what_was_asked(tmp_pat
         assert "Answer: Dijon (asked next: Where was Gustave Eiffel born?)" in note
 
 
-@pilot_test
-async def test_a_follow_up_is_read_with_the_turns_above_it(tmp_path):
-    from iterretgen_tui.engine.loop.conversation import REWRITE_INSTRUCTION, Turn, next_rewrite
+def rewriting(rewrite: str) -> HeldGenerator:
+    """A reader that rewrites every follow-up as ``rewrite`` and drafts from the first passage."""
+    from iterretgen_tui.engine.loop.conversation import REWRITE_INSTRUCTION
 
-    def reply(messages) -> str:  # rewrites the follow-up; drafts from the first passage
+    def reply(messages) -> str:
         if messages[0]["content"] == REWRITE_INSTRUCTION:
-            return "Where was Gustave Eiffel born?"
+            return rewrite
         return "Gustave Eiffel was born in Dijon. So the answer is Dijon."
 
     generator = HeldGenerator(reply)
     generator.release.set()
+    return generator
+
+
+@pilot_test
+async def test_a_follow_up_is_read_with_the_turns_above_it(tmp_path):
+    from iterretgen_tui.engine.loop.conversation import Turn, next_rewrite
+
+    generator = rewriting("Where was Gustave Eiffel born?")
     app, sessions = make_app(tmp_path, generator=generator)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, app.ready.is_set)
@@ -509,16 +517,7 @@ async def test_a_follow_up_is_read_with_the_turns_above_it(tmp_path):
 
 @pilot_test
 async def test_a_follow_up_left_as_typed_says_the_reader_saw_the_turn_it_points_to(tmp_path):
-    from iterretgen_tui.engine.loop.conversation import REWRITE_INSTRUCTION
-
-    def reply(messages) -> str:  # the reader leaves the follow-up as it was
-        if messages[0]["content"] == REWRITE_INSTRUCTION:
-            return "Where was he born?"
-        return "Gustave Eiffel was born in Dijon. So the answer is Dijon."
-
-    generator = HeldGenerator(reply)
-    generator.release.set()
-    app, _ = make_app(tmp_path, generator=generator)
+    app, _ = make_app(tmp_path, generator=rewriting("Where was he born?"))  # the reader leaves it as it was
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, app.ready.is_set)
         await ask_and_wait(pilot, "Who built the Eiffel Tower?")
