@@ -90,16 +90,20 @@ class Session:
         """Evaluate the reader's demos ahead of the first question (background work)."""
         self.generator.warm()
 
-    def read_ahead(self, turns: Sequence[Turn]) -> None:
+    def read_ahead(self, turns: Sequence[Turn], stop: threading.Event | None = None) -> None:
         """Evaluate what the next question's prompts start with, the conversation so far,
         while the user reads the answer (background work): its draft's, where it leans on
         the turns (kept aside), then its rewrite's. A follow-up then evaluates only its own
-        words and its passages."""
+        words and its passages. Once ``stop`` is set, no further step is taken."""
         from .engine.loop.conversation import next_rewrite
 
-        if self.generator is not None and turns:
-            self.generator.prefill(iterretgen.next_draft_start(turns, self.generator, self.settings.loop), keep=True)
-            self.generator.prefill(next_rewrite(turns))
+        if self.generator is None or not turns:
+            return
+        draft = iterretgen.next_draft_start(turns, self.generator, self.settings.loop)
+        for messages, keep in ((draft, True), (next_rewrite(turns), False)):
+            if stop is not None and stop.is_set():
+                return
+            self.generator.prefill(messages, keep=keep)
 
     def load_embedder(self, status: Callable[[str], None] = lambda message: None) -> None:
         """The embedder alone (enough for `index`); its identity names the folder's index."""

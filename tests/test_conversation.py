@@ -15,6 +15,7 @@ from iterretgen_tui.engine.loop.conversation import (
     Turn,
     accepted,
     clean_rewrite,
+    next_rewrite,
     points_back,
     read_question,
     recent_turns,
@@ -402,3 +403,29 @@ def test_evidence_far_from_the_question_says_the_documents_do_not_seem_to_say():
     assert asked(0.99, check_found=True).unsaid == "evidence"  # it said yes
     # Only an embedder measured for it has a bound: the default one.
     assert models.unsaid_below("all-minilm-l6-v2") == 0.55 and models.unsaid_below(EMBEDDED_LLM) == 0.0
+
+
+def test_reading_ahead_evaluates_the_next_draft_then_the_rewrite_and_gives_way_to_a_question():
+    from iterretgen_tui.config import Settings
+
+    generator = HeldGenerator(["unused"])
+    chat = FakeSession(Settings(), generator=generator)
+    chat.load_models()
+    chat.read_ahead(TURNS)
+    draft, rewrite = generator.prefilled
+    assert (
+        draft[-1]["content"]
+        == "Earlier in this conversation:\nUser: Who built the Eiffel Tower?\nAssistant: Gustave Eiffel\n\nKnowledge:"
+    )
+    assert rewrite == next_rewrite(TURNS)
+    asked = threading.Event()
+
+    def asked_meanwhile(messages, keep=False) -> None:
+        generator.prefilled.append(messages)
+        asked.set()  # the user asks while the first step runs
+
+    generator.prefill = asked_meanwhile
+    chat.read_ahead(TURNS, asked)  # the second step is not taken
+    assert generator.prefilled[2:] == [draft]
+    chat.read_ahead((), None)  # a first question has nothing to read ahead
+    assert len(generator.prefilled) == 3

@@ -144,6 +144,7 @@ class ChatApp(App):
         self.run_ids = itertools.count(1)
         self.conversation_id: int | None = None
         self.said: list[FinalAnswer] = []  # the conversation's answered turns, oldest first
+        self.stop_reading_ahead = threading.Event()  # a question came: the read-ahead under way gives way
         self.sub_title = str(folder)
 
     def compose(self) -> ComposeResult:
@@ -395,6 +396,7 @@ class ChatApp(App):
         await self.ask(event.value.strip())
 
     async def ask(self, question: str) -> None:
+        self.stop_reading_ahead.set()
         await self.cancel_current()
         answer = await self.main.query_one(ChatLog).add_question(question)
         run = Asking(next(self.run_ids), question, self.settings.loop, answer, turns_of(self.said))
@@ -419,7 +421,7 @@ class ChatApp(App):
             self.feed.put(run.id, Failed(error_message(exc)))
             self.wake()
             return
-        if isinstance(last, FinalAnswer) and not run.cancel.is_set():
+        if isinstance(last, FinalAnswer) and self.current is run and not run.cancel.is_set():
             self.read_ahead_now((*run.turns, turn_of(last)))
 
     @work(thread=True, exclusive=True, group="read-ahead", exit_on_error=False)
@@ -427,11 +429,12 @@ class ChatApp(App):
         self.read_ahead_now(turns)
 
     def read_ahead_now(self, turns: tuple[Turn, ...]) -> None:
-        """The next question's rewrite evaluated up to that question while the user reads
-        (Session.read_ahead); a question asked meanwhile waits for it, and keeps what it
-        evaluated."""
+        """The next question's prompts evaluated up to that question while the user reads
+        (Session.read_ahead); a question asked meanwhile waits for the step under way and
+        keeps what it evaluated, and the steps after it are not taken."""
+        stop = self.stop_reading_ahead = threading.Event()
         try:
-            self.session.read_ahead(turns)
+            self.session.read_ahead(turns, stop)
         except Exception:  # the next follow-up evaluates it instead
             log.exception("reading the conversation ahead failed")
 
