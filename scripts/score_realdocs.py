@@ -20,7 +20,9 @@ It also runs on older code (no evidence, no guard, no check: those fields fall b
 With --followups, the questions are follow-ups (tests/data/realdocs-followups.jsonl): each
 item's "first" question is asked, then its question is asked after it, as `ask` then
 `ask --continue` do; the follow-up is scored, with the question as read (`standalone`).
-Usage: scripts/score_realdocs.py [--llm NAME] [--sample N] [--records FILE.jsonl] [--followups]
+With --read-ahead as well, the conversation is read ahead between the two, untimed, as the
+chat does while the user reads the first answer (Session.read_ahead).
+Usage: scripts/score_realdocs.py [--llm NAME] [--sample N] [--records FILE.jsonl] [--followups [--read-ahead]]
 (--sample: N questions spread evenly over the set, which is ordered by file; on a slow
 machine a before/after pair on the same sample is what fits.)
 """
@@ -185,6 +187,7 @@ def main() -> None:
         "--records", type=Path, help="one JSON line per question; a rerun skips the questions already there"
     )
     parser.add_argument("--followups", action="store_true", help="the follow-up pairs, each after its first question")
+    parser.add_argument("--read-ahead", action="store_true", help="follow-ups: read the conversation ahead first")
     args = parser.parse_args()
     questions = DATA / ("realdocs-followups.jsonl" if args.followups else "realdocs-questions.jsonl")
     items = [json.loads(line) for line in questions.read_text("utf-8").splitlines()]
@@ -204,6 +207,8 @@ def main() -> None:
             rows.append(done[item["id"]])
             continue
         turns = (turn_of(answer(session, item["first"])),) if "first" in item else ()
+        if args.read_ahead:
+            session.read_ahead(turns)
         before = counts() if counts else None
         started = time.perf_counter()
         final = answer(session, item["question"], turns)
@@ -222,6 +227,7 @@ def main() -> None:
             for k in ("iterations", "top_k", "adaptive", "keep_passages", "passage_order", "query_mode", "max_tokens")
         },
         "reader_passage_order": session.generator.passage_order,  # what passage_order "auto" means here
+        "read_ahead": args.read_ahead,
         **summary(rows),
         **first_answers(rows),
         **rates(rows),
