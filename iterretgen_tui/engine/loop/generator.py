@@ -226,7 +226,7 @@ class LlamaGenerator:
         if messages[-1]["role"] == "assistant":
             return self._reply_begun(messages)[0]
         rendered = self._formatter(messages=list(messages))
-        return self._llm.tokenize(rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True)
+        return self._rendered_tokens(rendered, rendered.prompt)
 
     def _open_turn(self, messages: Sequence[Message]) -> list[int]:
         """The prompt tokens of ``messages`` as the template renders them, up to the end of
@@ -236,7 +236,11 @@ class LlamaGenerator:
         end = rendered.prompt.rfind(content)
         if not content or end < 0:
             return []
-        text = rendered.prompt[: end + len(content)]
+        return self._rendered_tokens(rendered, rendered.prompt[: end + len(content)])
+
+    def _rendered_tokens(self, rendered, text: str) -> list[int]:
+        """The tokens of ``text``, the template's rendering or a start of it: its special
+        tokens read as such, a BOS first where the template did not write one."""
         return self._llm.tokenize(text.encode("utf-8"), add_bos=not rendered.added_special, special=True)
 
     def _enter(self, key: str, prefix: list[Message]) -> None:
@@ -329,6 +333,6 @@ class LlamaGenerator:
         model goes on from there), and the template's stop strings: the earlier turns as
         the template renders them for a new reply, then that text as plain text."""
         rendered = self._formatter(messages=list(messages[:-1]))
-        turns = self._llm.tokenize(rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special, special=True)
+        turns = self._rendered_tokens(rendered, rendered.prompt)
         begun = self._llm.tokenize(messages[-1]["content"].encode("utf-8"), add_bos=False, special=False)
         return turns + begun, rendered.stop
