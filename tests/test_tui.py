@@ -516,6 +516,28 @@ async def test_a_follow_up_is_read_with_the_turns_above_it(tmp_path):
 
 
 @pilot_test
+async def test_the_next_question_stops_the_read_ahead_of_the_answer_before_it(tmp_path):
+    app, sessions = make_app(tmp_path, generator=rewriting("Where was Gustave Eiffel born?"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        session, stops = sessions[0], []
+        real = session.read_ahead
+
+        def recorded(turns, stop=None) -> None:
+            stops.append(stop)
+            real(turns, stop)
+
+        session.read_ahead = recorded
+        await ask_and_wait(pilot, "Who built the Eiffel Tower?")
+        await wait_for(pilot, lambda: stops)
+        assert not stops[0].is_set()
+        await ask_and_wait(pilot, "Where was he born?")
+        assert stops[0].is_set()  # set by the question, on the app's thread
+        await wait_for(pilot, lambda: len(stops) == 2)
+        assert not stops[1].is_set()  # the new answer's read-ahead waits for the next question
+
+
+@pilot_test
 async def test_a_follow_up_left_as_typed_says_the_reader_saw_the_turn_it_points_to(tmp_path):
     app, _ = make_app(tmp_path, generator=rewriting("Where was he born?"))  # the reader leaves it as it was
     async with app.run_test(size=SIZE) as pilot:

@@ -144,7 +144,9 @@ class ChatApp(App):
         self.run_ids = itertools.count(1)
         self.conversation_id: int | None = None
         self.said: list[FinalAnswer] = []  # the conversation's answered turns, oldest first
-        self.stop_reading_ahead = threading.Event()  # a question came: the read-ahead under way gives way
+        # Set by the next question: the read-ahead under way gives way. Made on this thread,
+        # with each question, so a read-ahead cannot start after the question that stops it.
+        self.stop_reading_ahead = threading.Event()
         self.sub_title = str(folder)
 
     def compose(self) -> ComposeResult:
@@ -397,6 +399,7 @@ class ChatApp(App):
 
     async def ask(self, question: str) -> None:
         self.stop_reading_ahead.set()
+        self.stop_reading_ahead = threading.Event()
         await self.cancel_current()
         answer = await self.main.query_one(ChatLog).add_question(question)
         run = Asking(next(self.run_ids), question, self.settings.loop, answer, turns_of(self.said))
@@ -404,10 +407,10 @@ class ChatApp(App):
         await self.panes.reset()
         if not self.ready.is_set():
             await answer.replace("_Waiting for the models and the index to be ready…_")
-        self.answer(run)
+        self.answer(run, self.stop_reading_ahead)
 
     @work(thread=True, exclusive=True, group="answer", exit_on_error=False)
-    def answer(self, run: Asking) -> None:
+    def answer(self, run: Asking, stop_reading_ahead: threading.Event) -> None:
         while not self.ready.wait(0.1):
             if run.cancel.is_set():
                 return
@@ -421,18 +424,18 @@ class ChatApp(App):
             self.feed.put(run.id, Failed(error_message(exc)))
             self.wake()
             return
-        if isinstance(last, FinalAnswer) and self.current is run and not run.cancel.is_set():
-            self.read_ahead_now((*run.turns, turn_of(last)))
+        if isinstance(last, FinalAnswer) and not run.cancel.is_set():
+            self.read_ahead_now((*run.turns, turn_of(last)), stop_reading_ahead)
 
     @work(thread=True, exclusive=True, group="read-ahead", exit_on_error=False)
-    def read_ahead(self, turns: tuple[Turn, ...]) -> None:
-        self.read_ahead_now(turns)
+    def read_ahead(self, turns: tuple[Turn, ...], stop: threading.Event) -> None:
+        self.read_ahead_now(turns, stop)
 
-    def read_ahead_now(self, turns: tuple[Turn, ...]) -> None:
+    def read_ahead_now(self, turns: tuple[Turn, ...], stop: threading.Event) -> None:
         """The next question's prompts evaluated up to that question while the user reads
-        (Session.read_ahead); a question asked meanwhile waits for the step under way and
-        keeps what it evaluated, and the steps after it are not taken."""
-        stop = self.stop_reading_ahead = threading.Event()
+        (Session.read_ahead); a question asked meanwhile (``stop``) waits for the step under
+        way and keeps what it evaluated, and the steps after it are not taken: none, where
+        the question came before this answer's read-ahead began."""
         try:
             self.session.read_ahead(turns, stop)
         except Exception:  # the next follow-up evaluates it instead
@@ -640,7 +643,7 @@ class ChatApp(App):
         self.conversation_id = conversation.id
         self.said = list(conversation.turns)  # a follow-up reads them as the chat's own
         if self.said and self.session is not None:
-            self.read_ahead(turns_of(self.said))
+            self.read_ahead(turns_of(self.said), self.stop_reading_ahead)
         self.status.set_activity(f"reopened: {conversation.title}")
 
     def action_scroll_chat(self, pages: int) -> None:
