@@ -68,6 +68,8 @@ def test_sentences_skip_headings_and_cut_run_ons():
     ]
     run_on = " ".join(f"w{i}" for i in range(130))
     assert [len(s.split()) for s in sentences(run_on)] == [60, 60, 10]
+    # A run-on's last two words are no statement of their own, but they are its end.
+    assert sentences(" ".join(f"w{i}" for i in range(60)) + " with one. Next one here.")[0].endswith("w59 with one.")
 
 
 def test_sentences_as_a_page_draws_them():

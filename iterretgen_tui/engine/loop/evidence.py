@@ -115,10 +115,11 @@ def sentences(text: str) -> list[str]:
         if words and len(words) < MIN_WORDS and found and found[-1].endswith(":"):
             found[-1] += " " + " ".join(words)
             continue
-        for start in range(0, len(words), MAX_WORDS):
-            piece = words[start : start + MAX_WORDS]
-            if len(piece) >= MIN_WORDS:
-                found.append(" ".join(piece))
+        pieces = [words[start : start + MAX_WORDS] for start in range(0, len(words), MAX_WORDS)]
+        if len(pieces) > 1 and len(pieces[-1]) < MIN_WORDS:  # a run-on's last words ("with one.")
+            tail = pieces.pop()
+            pieces[-1] += tail
+        found += [" ".join(piece) for piece in pieces if len(piece) >= MIN_WORDS]
     return found
 
 
