@@ -270,6 +270,20 @@ def test_ask_continue_reads_the_last_conversation_of_the_folder(monkeypatch, tmp
     assert code == 2 and "no conversation 99" in out.err
 
 
+
+def test_the_follow_up_hint_quotes_a_folder_with_a_space(monkeypatch, tmp_path, capsys):
+    generator = HeldGenerator(by_kind(REWRITE))
+    generator.release.set()
+    monkeypatch.setenv("ITERRETGEN_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(session, "Session", lambda settings, **_: FakeSession(settings, generator=generator))
+    folder = tmp_path / "my docs"
+    folder.mkdir()
+    args = ["ask", "Who built the Eiffel Tower?", "--folder", str(folder), "--llm", EMBEDDED_LLM, "--iterations", "1"]
+    assert cli.main(args) == 0
+    said = capsys.readouterr()
+    assert f"`ask QUESTION --folder '{folder}' --continue`" in said.out + said.err  # pastes as one argument
+
+
 CONVERSATION_SET = [
     {  # a follow-up the documents answer
         "_id": "c1",

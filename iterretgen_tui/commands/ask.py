@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import threading
 import time
@@ -118,7 +119,7 @@ def execute(args: argparse.Namespace) -> int:
     print(readable_answer(final))
     for n, p in enumerate(final.sources, 1):
         print(f"[{n}] {'' if p.untitled else f'{p.title} - '}{p.citation}")
-    say(f"conversation {cid}: `ask QUESTION --folder {args.folder} --continue` asks a follow-up")
+    say(f"conversation {cid}: `ask QUESTION --folder {shlex.quote(str(args.folder))} --continue` asks a follow-up")
     return 0
 
 
