@@ -270,7 +270,6 @@ def test_ask_continue_reads_the_last_conversation_of_the_folder(monkeypatch, tmp
     assert code == 2 and "no conversation 99" in out.err
 
 
-
 def test_the_follow_up_hint_quotes_a_folder_with_a_space(monkeypatch, tmp_path, capsys):
     generator = HeldGenerator(by_kind(REWRITE))
     generator.release.set()
