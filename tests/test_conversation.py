@@ -247,40 +247,33 @@ def test_a_continued_conversation_round_trips_through_the_history(tmp_path):
     assert reopened[1].standalone == REWRITE and isinstance(reopened[1], FinalAnswer)
 
 
-def ask(monkeypatch, tmp_path, capsys, question, *flags):
+def ask(monkeypatch, tmp_path, capsys, question, *flags, folder="docs"):
     generator = HeldGenerator(by_kind(REWRITE))
     generator.release.set()
     monkeypatch.setenv("ITERRETGEN_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(session, "Session", lambda settings, **_: FakeSession(settings, generator=generator))
-    (tmp_path / "docs").mkdir(exist_ok=True)
-    args = ["ask", question, "--folder", str(tmp_path / "docs"), "--json", "--llm", EMBEDDED_LLM, *flags]
+    (tmp_path / folder).mkdir(exist_ok=True)
+    args = ["ask", question, "--folder", str(tmp_path / folder), "--llm", EMBEDDED_LLM, *flags]
     code = cli.main([*args, "--iterations", "1", "--query-mode", "draft"])
     return code, capsys.readouterr()
 
 
 def test_ask_continue_reads_the_last_conversation_of_the_folder(monkeypatch, tmp_path, capsys):
-    code, out = ask(monkeypatch, tmp_path, capsys, "Who built the Eiffel Tower?")
+    code, out = ask(monkeypatch, tmp_path, capsys, "Who built the Eiffel Tower?", "--json")
     first = json.loads(out.out)
     assert code == 0 and first["standalone"] == "" and first["conversation_id"] >= 1
-    code, out = ask(monkeypatch, tmp_path, capsys, FOLLOW_UP, "--continue")
+    code, out = ask(monkeypatch, tmp_path, capsys, FOLLOW_UP, "--continue", "--json")
     second = json.loads(out.out)
     assert code == 0 and second["conversation_id"] == first["conversation_id"]
     assert second["standalone"] == REWRITE
-    code, out = ask(monkeypatch, tmp_path, capsys, FOLLOW_UP, "--cid", "99")
+    code, out = ask(monkeypatch, tmp_path, capsys, FOLLOW_UP, "--cid", "99", "--json")
     assert code == 2 and "no conversation 99" in out.err
 
 
 def test_the_follow_up_hint_quotes_a_folder_with_a_space(monkeypatch, tmp_path, capsys):
-    generator = HeldGenerator(by_kind(REWRITE))
-    generator.release.set()
-    monkeypatch.setenv("ITERRETGEN_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(session, "Session", lambda settings, **_: FakeSession(settings, generator=generator))
-    folder = tmp_path / "my docs"
-    folder.mkdir()
-    args = ["ask", "Who built the Eiffel Tower?", "--folder", str(folder), "--llm", EMBEDDED_LLM, "--iterations", "1"]
-    assert cli.main(args) == 0
-    said = capsys.readouterr()
-    assert f"`ask QUESTION --folder '{folder}' --continue`" in said.out + said.err  # pastes as one argument
+    code, said = ask(monkeypatch, tmp_path, capsys, "Who built the Eiffel Tower?", folder="my docs")
+    assert code == 0  # the hint pastes as one argument
+    assert f"`ask QUESTION --folder '{tmp_path / 'my docs'}' --continue`" in said.out + said.err
 
 
 CONVERSATION_SET = [
