@@ -245,6 +245,15 @@ def test_the_draft_adds_the_sentence_its_next_search_would_find():
         "Where does the app keep notes?", notes, HashEmbedder(dim=512), "one folder", draft=draft
     )
     assert evidence.also.text == "Indexing has costs:\n• a slow first start"
+    # The best of the rest, where nothing else bears on the draft, is no evidence: one quote.
+    folder = [
+        Passage(1, "Cafe opening hours: 8 to 18 on weekdays. Closed on Mondays in August.", "", "cafe.txt"),
+        Passage(2, "Bake the lemon cake at 170 C for 45 minutes.", "", "recipes.txt"),
+    ]
+    draft = "The cafe is closed on Mondays in August. So the answer is Mondays in August."
+    question = "When are the cafe's hours different?"
+    evidence = choose_evidence(question, folder, HashEmbedder(dim=512), "Mondays in August", draft=draft)
+    assert evidence.n == 1 and evidence.also is None
 
 
 def test_a_sentence_cut_by_the_passage_edges_is_made_whole_from_the_passages_beside_it():

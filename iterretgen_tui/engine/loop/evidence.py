@@ -6,7 +6,7 @@ When the model stated an answer that some sentences mention, the closest of thos
 chosen: the evidence then shows where the answer comes from. A quote whose last sentence
 ends in a colon also takes what the colon introduces (a command, a list). Beside it, one
 more sentence: the one closest to the draft with the question, as Iter-RetGen's next
-search is formed. Where the draft named the bridge of a two-hop question ("the
+search is formed, where it is at least half as close as the first quote's sentence. Where the draft named the bridge of a two-hop question ("the
 International Olympic Committee" for the president of Avery Brundage's organisation),
 that sentence is often the second hop ("President of the International Olympic Committee
 ... Thomas Bach"), which holds the answer (docs/answers.md).
@@ -35,6 +35,10 @@ from .sentences import SENTENCE_GAP
 MIN_WORDS = 3  # shorter pieces are headings or list stubs, not statements
 MAX_WORDS = 60  # a run-on "sentence" (a table, a code block) is cut into windows this long
 MAX_MENDED = 30  # words a cut sentence takes from the passage beside it, at most
+# A second quote less than this share as close to the draft with the question as the first
+# quote's sentence is off the subject: on a small folder the best of the rest was a recipe's
+# step under a café's opening hours (docs/answers.md).
+ALSO_SHARE = 0.5
 
 # A sentence ends at a stop that whitespace follows ("config.toml" does not end one; see
 # sentences.py for "St. Louis"), a blank line, or before a list item or heading; single
@@ -226,7 +230,10 @@ def choose_evidence(
     neighbours = [(by_position[(n, j)], j) for j in (i - 1, i + 1) if (n, j) in by_position]
     j = max(neighbours)[1] if neighbours else i
     text, location = _quote(passage, own, min(i, j), max(i, j), around)
-    also = _also(candidates, vectors @ queries[-1], text, passages, split, around) if with_draft else None
+    also = None
+    if with_draft:
+        by_draft = vectors @ queries[-1]
+        also = _also(candidates, by_draft, ALSO_SHARE * float(by_draft[best]), text, passages, split, around)
     return Evidence(text, n, passage.id, passage.source, location, float(scores[best]), also, support)
 
 
@@ -239,6 +246,7 @@ def backs(sentence: str, answer: str) -> bool:
 def _also(
     candidates: Sequence[tuple[int, int, str]],
     scores: np.ndarray,
+    floor: float,
     quoted: str,
     passages: Sequence[Passage],
     split: Sequence[Sequence[str]],
@@ -246,11 +254,13 @@ def _also(
 ) -> Quote | None:
     """The best-scored sentence that ``quoted`` does not already say (a passage repeated
     in another file says it again), with what it introduces if it ends in a colon, made
-    whole where the passage's window cut it."""
+    whole where the passage's window cut it; None when it scores below ``floor``."""
     for k in np.argsort(-scores, kind="stable"):
         n, i, sentence = candidates[k]
         if sentence in quoted:
             continue
+        if scores[k] < floor:
+            return None
         passage = passages[n - 1]
         text, location = _quote(passage, split[n - 1], i, i, around)
         return Quote(text, n, passage.id, passage.source, location, float(scores[k]))
