@@ -6,8 +6,9 @@ When the model stated an answer that some sentences mention, the closest of thos
 chosen: the evidence then shows where the answer comes from. A quote whose last sentence
 ends in a colon also takes what the colon introduces (a command, a list). Beside it, one
 more sentence: the one closest to the draft with the question, as Iter-RetGen's next
-search is formed, where it is at least half as close as the first quote's sentence. Where the draft named the bridge of a two-hop question ("the
-International Olympic Committee" for the president of Avery Brundage's organisation),
+search is formed, where it is at least half as close as the first quote's sentence.
+Where the draft named the bridge of a two-hop question ("the International Olympic
+Committee" for the president of Avery Brundage's organisation),
 that sentence is often the second hop ("President of the International Olympic Committee
 ... Thomas Bach"), which holds the answer (docs/answers.md).
 
