@@ -67,6 +67,25 @@ def test_a_capitalised_kind_that_several_names_end_with_is_asked_back():
     assert ambiguity(Asked("Who runs the Police Department?"), DEPARTMENTS[:1]) == ""
 
 
+EXPLORERS = [
+    Passage(1, "Explorers meet at the Auburn Police Department. The Fire Department trains them too.", "A", "/d/a.md"),
+    Passage(2, "The San Bruno Police Department runs an Explorer program for teenagers.", "B", "/d/b.md"),
+    Passage(3, "The Morgan Hill Police Department hires cadets.", "C", "/d/c.md"),
+]
+
+
+def test_a_name_in_the_question_that_does_not_say_which_still_leaves_it_to_ask():
+    # "Explorer" is named, but pages of two police departments tell of Explorers; the
+    # names ending with the whole reference are listed, not the Fire Department.
+    question = "What does the police department's Explorer program offer?"
+    back = "Which police department do you mean: Auburn Police Department or San Bruno Police Department?"
+    assert ambiguity(Asked(question), EXPLORERS) == back
+    # A page that holds the named word and a single department: that one is meant.
+    assert ambiguity(Asked(question), EXPLORERS[1:]) == ""
+    # A name that holds the named word says which.
+    assert ambiguity(Asked("What does the police department in San Bruno offer?"), EXPLORERS) == ""
+
+
 def test_references_are_demonstratives_and_a_bare_the_and_no_relative_that():
     # Demonstratives first, up to a function word; "the" where the question names nothing.
     assert references("What does this clinic provide for the public?") == [["clinic", "provide"], ["public"]]

@@ -111,17 +111,29 @@ def restricted(tokens: Sequence[str], i: int) -> bool:
 
 
 def names_something(tokens: Sequence[str]) -> bool:
-    """A capitalised word other than a sentence's first and "I": the question names
-    what it is about ("the band that Paul McCartney formed")."""
-    start = True
+    """The question names what it is about ("the band that Paul McCartney formed")."""
+    return bool(named(tokens))
+
+
+def named(tokens: Sequence[str]) -> list[str]:
+    """The capitalised words other than a sentence's first and "I"."""
+    words, start = [], True
     for token in tokens:
         if token in _SENTENCE_END:
             start = True
             continue
         if token[0].isupper() and not start and token != "I":
-            return True
+            words.append(token)
         start = False
-    return False
+    return words
+
+
+def holding(words: Sequence[str], passages: Sequence[Passage]) -> list[Passage]:
+    """The passages that hold every one of ``words`` (or its singular or plural)."""
+    own = [forms(word) for word in words]
+    return [
+        p for p in passages if all(said & set(re.findall(r"[a-z]+", f"{p.title} {p.text}".lower())) for said in own)
+    ]
 
 
 def forms(word: str) -> set[str]:
@@ -173,16 +185,21 @@ def ambiguity(asked: Asked, passages: Sequence[Passage]) -> str:
     name several such things; "" when it does not."""
     said = {form for word in re.findall(r"[A-Za-z]+", conversation_text(asked.turns, 10**6)) for form in forms(word)}
     for phrase in references(asked.searched):
-        # The head is the phrase's last noun: from the right, the first word the passages
-        # name things by ("library" in "this library provide"); resolved if the
-        # conversation used it.
-        for end in range(len(phrase), 0, -1):
-            head = phrase[end - 1]
-            names = candidates(head, passages, phrase)
-            if names:
-                if len(names) >= 2 and head.lower() not in said:
-                    return which(" ".join(phrase[:end]), names[:SHOWN])
-                break
+        back = asked_about(phrase, passages, said)
+        if back:
+            return back
+    tokens = _TOKEN.findall(asked.searched)
+    names = named(tokens)
+    if names:
+        # A question that names something may still not say which: "the police
+        # department's Explorer program" where pages of two police departments tell of
+        # their Explorer programs. Only the passages holding every word it names count,
+        # and a name holding one of those words is the one meant ("the clinic in Maplewood").
+        among = holding(names, passages)
+        for _, phrase in bare_the(tokens):
+            back = asked_about(phrase, among, said, names) if phrase and not any(w[0].isupper() for w in phrase) else ""
+            if back:
+                return back
     for phrase in kind_names(asked.searched):
         # A kind where two or more names end with it: "Auburn Police Department" and
         # "Morgan Hill Police Department" for "the Police Department".
@@ -190,6 +207,28 @@ def ambiguity(asked: Asked, passages: Sequence[Passage]) -> str:
         names = [name for name in candidates(phrase[-1], passages, phrase) if name.lower().endswith(f" {kind.lower()}")]
         if len(names) >= 2 and phrase[-1].lower() not in said:
             return which(kind, names[:SHOWN])
+    return ""
+
+
+def asked_about(phrase: Sequence[str], passages: Sequence[Passage], said: set[str], naming: Sequence[str] = ()) -> str:
+    """The question back about ``phrase`` where the passages name two or more things of
+    its kind and the conversation never used its head; "" otherwise, or where a name
+    holds one of the question's ``naming`` words. The head is the phrase's last noun:
+    from the right, the first word the passages name things by ("library" in "this
+    library provide"). Names that end with the whole reference ("... Police Department"
+    for "the police department") are preferred to the head's."""
+    meant = {form for word in naming for form in forms(word)}
+    for end in range(len(phrase), 0, -1):
+        head = phrase[end - 1]
+        names = candidates(head, passages, phrase)
+        if names:
+            if any(meant & set(name.lower().split()) for name in names):
+                return ""
+            reference = " ".join(phrase[:end])
+            whole = [name for name in names if name.lower().endswith(f" {reference.lower()}")]
+            if len(whole) >= 2:
+                names = whole
+            return which(reference, names[:SHOWN]) if len(names) >= 2 and head.lower() not in said else ""
     return ""
 
 
