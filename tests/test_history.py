@@ -63,7 +63,7 @@ def test_recent_lists_newest_first_with_turn_counts():
 
 def test_answer_markdown_numbers_the_sources_with_file_and_location():
     text = history.answer_markdown(final())
-    assert text.startswith("**Answer:** Dijon\n\nBorn in Dijon. So the answer is Dijon.")
+    assert text.startswith("**Answer:** Dijon\n\nBorn in Dijon.\n\n")
     assert "- **[1]** Gustave \\*Eiffel\\* — `/docs/g.pdf (p. 2)`" in text
     assert "- **[2]** Tower — `/docs/t.md`" in text
     # A PDF without a title of its own is titled by its file name: said once.

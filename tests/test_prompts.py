@@ -7,6 +7,7 @@ from iterretgen_tui.engine.loop.prompts import (
     every_demo_prefix,
     extract_answer,
     knowledge_line,
+    reasoning,
 )
 
 
@@ -134,3 +135,13 @@ def test_a_question_that_chooses_gets_the_demos_that_choose():
     assert len(CHOICE_DEMOS) == 5
     assert demo_messages(choice=True)[:3] == demo_messages()[:3]  # the instruction and first demo shared
     assert len({str(prefix) for prefix in every_demo_prefix()}) == 3
+
+
+def test_the_reasoning_shown_under_the_answer_leaves_out_the_sentence_that_states_it():
+    assert reasoning("Jellyfin runs on port 8096. So the answer is 8096.") == "Jellyfin runs on port 8096."
+    assert reasoning("So the answer is 8096.") == ""
+    assert reasoning("It is on the NAS.\nAnswer: /volume1/backups") == "It is on the NAS."
+    # Only a sentence that ends the draft: text after it, or no such sentence, stays.
+    after = "So the answer is 8096. It was changed in May."
+    assert reasoning(after) == after
+    assert reasoning("Jellyfin runs on port 8096.") == "Jellyfin runs on port 8096."

@@ -356,6 +356,17 @@ def stated_answer(output: str, kind: str = FACTOID) -> str:
     return _clean(answer) if answer is not None else ""
 
 
+def reasoning(output: str) -> str:
+    """A factoid draft without the sentence that states its answer at its end ("So the
+    answer is X."), which the chat shows as the headline; the draft as it is where no
+    such sentence ends it."""
+    matches = list(_ANSWER.finditer(output))
+    stated = output[matches[-1].end() :].strip() if matches else ""
+    if "\n" in stated or len([part for part in _SENTENCE_END.split(stated) if part.strip()]) != 1:
+        return output
+    return output[: matches[-1].start()].rstrip()
+
+
 def _clean(answer: str) -> str:
     # The stop may sit outside the quotes ("`/`.") or inside them ("**U.S.A.**").
     raw = answer.strip().rstrip(".").strip()

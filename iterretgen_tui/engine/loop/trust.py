@@ -8,6 +8,8 @@ from enum import Enum
 
 from .answers import content_words, normalize_answer, unglued
 from .events import FinalAnswer
+from .prompts import reasoning
+from .question_kind import FACTOID
 
 
 class Weakness(str, Enum):
@@ -88,9 +90,10 @@ def reply_text(final: FinalAnswer) -> str:
 
 def shown_reply(final: FinalAnswer) -> tuple[str, str]:
     """The answer the chat shows as its headline ("" for none: none stated, or one that
-    only restates the question) and the draft under it ("" where the draft only says
-    that answer again, save the full stop)."""
+    only restates the question) and the draft under it, less the closing "So the answer
+    is X." that the headline says ("" where the draft only says that answer again, save
+    the full stop)."""
     last = final.iterations[-1] if final.iterations else None
     answer = final.answer.strip() if last and last.stated and not restates(final) else ""
-    body = final.draft.strip()
-    return answer, "" if answer and normalize_answer(body) == normalize_answer(answer) else body
+    body = (reasoning(final.draft) if answer and final.kind == FACTOID else final.draft).strip()
+    return answer, "" if answer and normalize_answer(body) in ("", normalize_answer(answer)) else body
