@@ -94,6 +94,8 @@ def test_docx_headings_title_and_tables(folder):
     chunks = chunks_of(folder / "report.docx")
     assert [c.heading for c in chunks] == ["Quarterly Report › Revenue", "Quarterly Report › Staff"]
     assert "kiwis" in chunks[1].text and chunks[1].location.startswith("paragraphs ")
+    # The heading titles its passage, not glued to its first sentence.
+    assert chunks[0].text == "Revenue grew in the northern region thanks to pelican sales."
 
 
 def test_markdown_title_headings_and_code_fences(folder):

@@ -223,8 +223,9 @@ def content_hash(data: bytes) -> str:
 
 
 def read_as_markup(path: Path) -> bool:
-    """Whether a markup reader reads the file: Markdown, reStructuredText, HTML."""
-    return path.suffix.lower() in _MARKUP
+    """Whether a reader of marked-up structure (headings, markup) reads the file:
+    Markdown, reStructuredText, HTML, Word."""
+    return path.suffix.lower() in _MARKUP or path.suffix.lower() == ".docx"
 
 
 def read_by_ocr(path: Path) -> bool:

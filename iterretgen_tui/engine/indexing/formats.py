@@ -333,10 +333,14 @@ def docx(data: bytes) -> Parsed:
         else:
             text = item.text
             style = item.style.name if item.style is not None else ""
-            if style == "Title" and not title:
-                title = text.strip()
-            elif style.startswith("Heading") and text.strip():
+            # A title or heading titles the passages after it; in their text it ran into
+            # the first sentence ("Thermostat manual To reset the thermostat, ...").
+            if style == "Title":
+                title = title or text.strip()
+                continue
+            if style.startswith("Heading") and text.strip():
                 heading = text.strip()
+                continue
         if text.strip():
             blocks.append(Block(text, number, heading=heading))
     return Parsed(title.strip(), blocks, "paragraph")
