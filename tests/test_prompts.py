@@ -62,8 +62,8 @@ def test_demos_follow_the_paper_layout():
 def test_demos_answer_from_their_own_knowledge():
     """A demo whose answer its passages do not hold teaches the reader to answer from
     memory; yes/no is the one answer a passage need not spell out."""
-    for knowledge, _question, reasoning in DEMOS + CHOICE_DEMOS:
-        answer = extract_answer(reasoning)
+    for knowledge, _question, thought in DEMOS + CHOICE_DEMOS:
+        answer = extract_answer(thought)
         text = " ".join(context for _title, context in knowledge)
         assert answer in {"yes", "no"} or answer.removeprefix("the ") in text
 
