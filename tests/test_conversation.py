@@ -378,7 +378,8 @@ def test_an_answer_that_restates_the_question_is_no_headline():
     assert final.answer == "HAART therapy" and restates(final)
     shown = answer_markdown(final)
     assert "**Answer:**" not in shown and "HAART therapy combines drugs" in shown
-    assert reply_text(final).startswith("HAART therapy combines drugs")
+    # Its closing sentence says nothing the reasoning did not: it is left out.
+    assert reply_text(final) == "HAART therapy combines drugs [1]."
     assert not restates(run(ScriptedGenerator(by_kind(REWRITE)), turns=())[-1])  # "Dijon" is an answer
     # A draft that is its answer, save the full stop, is said once; a restating answer's
     # draft is still the reply.

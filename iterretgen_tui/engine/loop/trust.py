@@ -90,10 +90,13 @@ def reply_text(final: FinalAnswer) -> str:
 
 def shown_reply(final: FinalAnswer) -> tuple[str, str]:
     """The answer the chat shows as its headline ("" for none: none stated, or one that
-    only restates the question) and the draft under it, less the closing "So the answer
-    is X." that the headline says ("" where the draft only says that answer again, save
-    the full stop)."""
+    only restates the question) and the draft under it ("" where the draft only says
+    that answer again, save the full stop). A factoid's draft is shown without its
+    closing "So the answer is X.": the headline says X, or X only restates the question
+    ("What does E4 mean?" -> "E4"), where the draft's reasoning is the answer."""
     last = final.iterations[-1] if final.iterations else None
     answer = final.answer.strip() if last and last.stated and not restates(final) else ""
-    body = (reasoning(final.draft) if answer and final.kind == FACTOID else final.draft).strip()
-    return answer, "" if answer and normalize_answer(body) in ("", normalize_answer(answer)) else body
+    body = final.draft.strip()
+    if last and last.stated and final.kind == FACTOID:
+        body = reasoning(body) or ("" if answer else body)
+    return answer, "" if answer and normalize_answer(body) == normalize_answer(answer) else body
