@@ -10,7 +10,7 @@ import pytest
 
 from iterretgen_tui.engine.indexing.indexer import open_folder_index, sync_folder
 from iterretgen_tui.engine.loop.events import FinalAnswer, IterationTrace, StopReason
-from iterretgen_tui.engine.loop.evidence import backs, choose_evidence, sentences
+from iterretgen_tui.engine.loop.evidence import backs, choose_evidence, sentences, statements
 from iterretgen_tui.engine.loop.follow_up import (
     LEAD,
     QUESTION,
@@ -181,7 +181,17 @@ def test_a_list_item_keeps_its_own_line_in_the_quote():
     )
     text = "Commands are short:\n* `cont`, `c`: Continue execution\n* `next`, `n`: Step next"
     evidence = choose_evidence("How to step next?", [Passage(4, text, "Debugger", "d.md")], HashEmbedder(dim=512))
-    assert evidence.text.endswith("• `cont`, `c`: Continue execution\n• `next`, `n`: Step next")
+    assert evidence.text == "• `next`, `n`: Step next"  # a sibling item is not its context
+    # Nor is the last sentence of the item before, on that item's line.
+    text = (
+        "Present: Anna, Tom.\n- We switch to FiberCo in April. It costs 45 EUR a month, 10 less than now.\n"
+        "- Anna cancels the old contract with NetPlus by 31 March.\n- Tom buys a router if needed."
+    )
+    assert [item for _, item in statements(text)] == [None, 1, 1, 2, 3]
+    evidence = choose_evidence(
+        "By when does Anna cancel the old contract?", [Passage(6, text, "Meeting", "m.md")], HashEmbedder()
+    )
+    assert evidence.text == "• Anna cancels the old contract with NetPlus by 31 March."
     # An item whose sentence ends on a stop goes on as any sentence does.
     text = "* `label` {string} The display label.\nMaintains an internal counter for `label`."
     evidence = choose_evidence("What does count do?", [Passage(5, text, "Console", "c.md")], HashEmbedder())

@@ -44,7 +44,8 @@ ALSO_SHARE = 0.5
 # A sentence ends at a stop that whitespace follows ("config.toml" does not end one; see
 # sentences.py for "St. Louis"), a blank line, or before a list item or heading; single
 # line breaks are hard wraps (Markdown, plain text) inside a sentence.
-_SENTENCE_END = re.compile(rf"\n\s*\n|\n(?=[ \t]*(?:[-*+>]|#{{1,6}}|\d+[.)])\s)|{SENTENCE_GAP}")
+_BLOCK_END = r"\n\s*\n|\n(?=[ \t]*(?:[-*+>]|#{1,6}|\d+[.)])\s)"  # a paragraph's or list item's end
+_SENTENCE_END = re.compile(rf"{_BLOCK_END}|{SENTENCE_GAP}")
 # A code fence's line, with its language ("```js"): a code block's edge, where a sentence
 # ends and what a cut sentence takes from beside it stops.
 _FENCE = re.compile(r"^[ \t]*```.*$", re.MULTILINE)
@@ -114,17 +115,26 @@ def sentences(text: str) -> list[str]:
     """A passage's statements, in order: sentences, long ones cut into word windows. A
     piece too short to stand alone that follows a colon completes that sentence ("to run
     the file, enter: node hello-world.js")."""
-    found: list[str] = []
-    for sentence in _SENTENCE_END.split(_as_drawn(text)):
-        words = _words(sentence)
-        if words and len(words) < MIN_WORDS and found and found[-1].endswith(":"):
-            found[-1] += " " + " ".join(words)
-            continue
-        pieces = [words[start : start + MAX_WORDS] for start in range(0, len(words), MAX_WORDS)]
-        if len(pieces) > 1 and len(pieces[-1]) < MIN_WORDS:  # a run-on's last words ("with one.")
-            tail = pieces.pop()
-            pieces[-1] += tail
-        found += [" ".join(piece) for piece in pieces if len(piece) >= MIN_WORDS]
+    return [sentence for sentence, _ in statements(text)]
+
+
+def statements(text: str) -> list[tuple[str, int | None]]:
+    """``sentences``, each with the list item it belongs to (a number counted through the
+    passage; None outside a list): "It costs 45 EUR a month." goes on the item "- We
+    switch to FiberCo in April." it follows on that item's line."""
+    found: list[tuple[str, int | None]] = []
+    for block, part in enumerate(re.split(_BLOCK_END, _as_drawn(text))):
+        item = block if _ITEM.match(part) else None
+        for sentence in re.split(SENTENCE_GAP, part):
+            words = _words(sentence)
+            if words and len(words) < MIN_WORDS and found and found[-1][0].endswith(":"):
+                found[-1] = (f"{found[-1][0]} {' '.join(words)}", found[-1][1])
+                continue
+            pieces = [words[start : start + MAX_WORDS] for start in range(0, len(words), MAX_WORDS)]
+            if len(pieces) > 1 and len(pieces[-1]) < MIN_WORDS:  # a run-on's last words ("with one.")
+                tail = pieces.pop()
+                pieces[-1] += tail
+            found += [(" ".join(piece), item) for piece in pieces if len(piece) >= MIN_WORDS]
     return found
 
 
@@ -212,7 +222,8 @@ def choose_evidence(
     question, or the question with ``answer``, and so does ``context`` (the turn before
     and the question, where the question points back as typed: "Can I stop it there?"
     says little alone)."""
-    split = [sentences(p.text) for p in passages]
+    stated = [statements(p.text) for p in passages]
+    split = [[sentence for sentence, _ in own] for own in stated]
     candidates = [(n, i, s) for n, own in enumerate(split, 1) for i, s in enumerate(own)]
     if not candidates:
         return None
@@ -228,7 +239,14 @@ def choose_evidence(
     n, i, _ = candidates[best]
     passage, own = passages[n - 1], split[n - 1]
     by_position = {(cn, ci): float(score) for (cn, ci, _), score in zip(candidates, scores)}
-    neighbours = [(by_position[(n, j)], j) for j in (i - 1, i + 1) if (n, j) in by_position]
+    # An item's sibling in a list is another statement, not context: "Anna cancels the
+    # contract by 31 March." was quoted after the item before it, "It costs 45 EUR a month."
+    items = [item for _, item in stated[n - 1]]
+    neighbours = [
+        (by_position[(n, j)], j)
+        for j in (i - 1, i + 1)
+        if (n, j) in by_position and (None in (items[i], items[j]) or items[i] == items[j])
+    ]
     j = max(neighbours)[1] if neighbours else i
     text, location = _quote(passage, own, min(i, j), max(i, j), around)
     also = None
