@@ -49,13 +49,18 @@ def test_no_question_back_where_the_reference_is_resolved_or_not_ambiguous():
 
 
 DEPARTMENTS = [
-    Passage(1, "The Auburn Police Department runs a volunteer program.", "Auburn", "/d/a.md"),
-    Passage(2, "POSITIONThe San Bruno Police Department hires cadets.", "San Bruno", "/d/b.md"),
+    Passage(1, "The Auburn Police Department runs a volunteer program for Explorers.", "Auburn", "/d/a.md"),
+    Passage(
+        2,
+        "POSITIONThe San Bruno Police Department hires cadets. Its Explorer program has help from the Fire Department.",
+        "San Bruno",
+        "/d/b.md",
+    ),
     Passage(3, "Volunteers of the Police Department help at events.", "Volunteers", "/d/c.md"),
 ]
 
 
-def test_a_capitalised_kind_that_several_names_end_with_is_asked_back():
+def test_a_kind_that_several_names_end_with_is_asked_back():
     # "the Police Department" is written as a name but names only a kind here.
     back = "Which Police Department do you mean: Auburn Police Department or San Bruno Police Department?"
     assert ambiguity(Asked("Are volunteers essential to the Police Department's success?"), DEPARTMENTS) == back
@@ -65,25 +70,15 @@ def test_a_capitalised_kind_that_several_names_end_with_is_asked_back():
     assert ambiguity(Asked("Who runs the Police Department in Auburn?"), DEPARTMENTS) == ""
     assert ambiguity(Asked("Does the San Bruno Police Department hire cadets?"), DEPARTMENTS) == ""
     assert ambiguity(Asked("Who runs the Police Department?"), DEPARTMENTS[:1]) == ""
-
-
-EXPLORERS = [
-    Passage(1, "Explorers meet at the Auburn Police Department. The Fire Department trains them too.", "A", "/d/a.md"),
-    Passage(2, "The San Bruno Police Department runs an Explorer program for teenagers.", "B", "/d/b.md"),
-    Passage(3, "The Morgan Hill Police Department hires cadets.", "C", "/d/c.md"),
-]
-
-
-def test_a_name_in_the_question_that_does_not_say_which_still_leaves_it_to_ask():
-    # "Explorer" is named, but pages of two police departments tell of Explorers; the
-    # names ending with the whole reference are listed, not the Fire Department.
+    # A question may name something ("Explorer") without saying which department: pages of
+    # two tell of Explorers. Only the names ending with the whole reference are listed.
     question = "What does the police department's Explorer program offer?"
     back = "Which police department do you mean: Auburn Police Department or San Bruno Police Department?"
-    assert ambiguity(Asked(question), EXPLORERS) == back
-    # A page that holds the named word and a single department: that one is meant.
-    assert ambiguity(Asked(question), EXPLORERS[1:]) == ""
-    # A name that holds the named word says which.
-    assert ambiguity(Asked("What does the police department in San Bruno offer?"), EXPLORERS) == ""
+    assert ambiguity(Asked(question), DEPARTMENTS) == back
+    # One page holds the named word, with one police department: that one is meant.
+    assert ambiguity(Asked(question), DEPARTMENTS[:1]) == ""
+    # A name that holds a word the question names says which.
+    assert ambiguity(Asked("What does the police department in San Bruno offer?"), DEPARTMENTS) == ""
 
 
 def test_references_are_demonstratives_and_a_bare_the_and_no_relative_that():

@@ -215,8 +215,8 @@ def asked_about(phrase: Sequence[str], passages: Sequence[Passage], said: set[st
     its kind and the conversation never used its head; "" otherwise, or where a name
     holds one of the question's ``naming`` words. The head is the phrase's last noun:
     from the right, the first word the passages name things by ("library" in "this
-    library provide"). Names that end with the whole reference ("... Police Department"
-    for "the police department") are preferred to the head's."""
+    library provide"). Where two or more names end with the whole reference ("...
+    Police Department" for "the police department"), only those are listed."""
     meant = {form for word in naming for form in forms(word)}
     for end in range(len(phrase), 0, -1):
         head = phrase[end - 1]
@@ -226,8 +226,7 @@ def asked_about(phrase: Sequence[str], passages: Sequence[Passage], said: set[st
                 return ""
             reference = " ".join(phrase[:end])
             whole = [name for name in names if name.lower().endswith(f" {reference.lower()}")]
-            if len(whole) >= 2:
-                names = whole
+            names = whole if len(whole) >= 2 else names
             return which(reference, names[:SHOWN]) if len(names) >= 2 and head.lower() not in said else ""
     return ""
 
