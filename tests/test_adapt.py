@@ -182,7 +182,7 @@ def test_adapt_trains_saves_and_leaves_the_passage_index_untouched(tmp_path, mon
     )
     captured = capsys.readouterr()
     assert "--query-encoder tiny" in captured.out
-    drafted = captured.err.split("drafting 1 questions with iteration 1 into ")[1].split("\n")[0]
+    drafted = captured.err.split("drafting 1 question with iteration 1 into ")[1].split("\n")[0]
     assert adapt.drafts_from_records(drafted)[1] == {"q3": adapt.Example(QUERIES[2]["text"], DRAFTS["q3"])}
     folder = paths.adapted_dir() / "tiny"
     manifest = adapt.Manifest.load(folder)
@@ -225,7 +225,7 @@ def test_adapt_takes_a_folders_questions_from_the_tui_history(tmp_path, capsys):
     assert main(["adapt", "--folder", str(folder), "--steps", "2", "--out", "notes", "--device", "cpu"]) == 0
     manifest = adapt.Manifest.load(paths.adapted_dir() / "notes")
     assert manifest.questions == 1 and manifest.sources == [f"history:{folder.resolve()}"]
-    assert "1 questions from the TUI's history" in capsys.readouterr().err
+    assert "1 question from the TUI's history" in capsys.readouterr().err
 
 
 def test_adapt_refuses_what_it_cannot_use(tmp_path, capsys):

@@ -39,5 +39,5 @@ def test_index_in_a_fresh_home_without_a_reader_loads_no_llm(tmp_path, monkeypat
     folder.mkdir()
     (folder / "a.txt").write_text("the aardvark digs at night")
     assert cli.main(["index", str(folder)]) == 0
-    assert capsys.readouterr().out.startswith("1 files indexed (1 added,")
+    assert capsys.readouterr().out.startswith("1 file indexed (1 added,")
     assert "llama_cpp" not in sys.modules

@@ -535,7 +535,7 @@ def test_cli_json_prints_one_object_and_no_progress(tmp_path, capsys, fake_embed
     assert err == ""
     assert cli.main(["index", str(folder)]) == 0
     out, _ = capsys.readouterr()
-    assert out.startswith("1 files indexed (0 added, 0 updated, 0 removed, 1 unchanged), 2 passages")
+    assert out.startswith("1 file indexed (0 added, 0 updated, 0 removed, 1 unchanged), 2 passages")
     write_words(folder / "b.txt", "beta", 30)
     assert cli.main(["index", str(folder)]) == 0
     err = capsys.readouterr().err

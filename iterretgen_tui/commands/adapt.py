@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .. import models, paths
 from ..cli import UserError, add_model_flags, settings_from
+from ..engine.counting import counted
 from ..models.catalogue import is_name
 
 
@@ -104,7 +105,7 @@ def execute(args: argparse.Namespace) -> int:
         str(models.resolve_embedder(base)), device=session.embedder.device, local_files_only=True
     )
     config = adapt.TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr, tau=args.tau)
-    say(f"training on {len(candidates)} questions, teacher {teacher.name}")
+    say(f"training on {counted(len(candidates), 'question')}, teacher {teacher.name}")
     started = time.perf_counter()
     # The bar only on a terminal; the log lines every 50 steps serve logs of background runs.
     with tqdm(total=config.steps, desc="adapt", unit="step", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
@@ -193,7 +194,7 @@ def _dataset_examples(directory: Path, drafts: dict[str, dict], session, say, *,
         log = evaluate.RecordLog(records_path, config)
         missing = [q for q in todo if q.id not in log.records]
         if missing:
-            say(f"{dataset.name}: drafting {len(missing)} questions with iteration 1 into {records_path}")
+            say(f"{dataset.name}: drafting {counted(len(missing), 'question')} with iteration 1 into {records_path}")
             if session.generator is None:
                 session.load_models(say)
             progress = Progress(len(missing))
@@ -229,5 +230,5 @@ def _history_examples(folder: Path, session, say):
         ]
     finally:
         history.close()
-    say(f"{folder}: {len(examples)} questions from the TUI's history")
+    say(f"{folder}: {counted(len(examples), 'question')} from the TUI's history")
     return examples

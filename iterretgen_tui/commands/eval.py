@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .. import paths
 from ..cli import UserError, add_loop_flags, add_model_flags, settings_from
+from ..engine.counting import counted
 
 
 def add_parser(parser: argparse.ArgumentParser) -> None:
@@ -135,7 +136,9 @@ def open_dataset_index(dataset, embedder, say):
             say(f"indexing {dataset.name}: {p.files_done}/{p.files_total} documents")
 
     report = sync_corpus(index, dataset.corpus(), embedder, progress=progress)
-    say(f"index of {dataset.name}: {report.passages} passages, {report.embedded} embedded now ({report.seconds:.0f} s)")
+    say(
+        f"index of {dataset.name}: {counted(report.passages, 'passage')}, {report.embedded} embedded now ({report.seconds:.0f} s)"
+    )
     if report.removed_indexes:
         say(report.removed_note())
     return index

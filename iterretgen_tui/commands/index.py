@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..cli import add_model_flags, settings_from
+from ..engine.counting import counted
 from ..engine.indexing.indexer import IndexProgress, IndexReport
 from ..models import duration
 
@@ -75,8 +76,8 @@ def print_report(report: IndexReport, *, as_json: bool) -> None:
         return
     state = "stopped early: " if report.cancelled else ""
     print(
-        f"{state}{report.indexed} files indexed ({report.added} added, {report.updated} updated, "
-        f"{report.removed} removed, {report.unchanged} unchanged), {report.passages} passages, "
+        f"{state}{counted(report.indexed, 'file')} indexed ({report.added} added, {report.updated} updated, "
+        f"{report.removed} removed, {report.unchanged} unchanged), {counted(report.passages, 'passage')}, "
         f"{report.seconds:.1f} s",
     )
     if report.removed_indexes:

@@ -34,6 +34,7 @@ from textual.widgets import Footer, Header, Input
 from .. import config, models, paths
 from .. import history as history_module
 from ..config import Settings
+from ..engine.counting import counted
 from ..engine.errors import IterRetGenError
 from ..engine.loop.conversation import Turn, turn_of, turns_of
 from ..engine.loop.events import (
@@ -293,7 +294,7 @@ class ChatApp(App):
             more = f"\n… and {len(message.skipped) - 5} more" if len(message.skipped) > 5 else ""
             self.notify(
                 f"{listed}{more}",
-                title=f"{len(message.skipped)} files not indexed",
+                title=f"{counted(len(message.skipped), 'file')} not indexed",
                 severity="warning",
                 timeout=15,
             )
@@ -480,10 +481,11 @@ class ChatApp(App):
                 pane.show_query(query, searches, self.panes.lead(t))
             case PassagesRetrieved(t=t, passages=passages, found_by=found_by, kept=kept) if pane:
                 pane.show_passages(passages, self.panes.origins(t, passages, found_by), self.stale(passages))
-                reading = f"{len(passages)} new passages and {kept} kept" if kept else f"{len(passages)} passages"
+                new = counted(len(passages), "new passage" if kept else "passage")
+                reading = f"{new} and {kept} kept" if kept else new
                 await run.answer.restart(f"Iteration {t}: reading {reading}…")
             case ContextTrimmed(kept=kept, dropped=dropped, truncated=truncated) if pane:
-                pane.note(f"{kept} passages fit the model ({dropped} left out, {truncated} shortened)")
+                pane.note(f"{counted(kept, 'passage')} fit the model ({dropped} left out, {truncated} shortened)")
             case DraftDone(trace=trace) if pane:
                 origins = self.panes.origins(trace.t, trace.passages, trace.found_by)
                 await pane.finish(trace, origins, self.stale(trace.passages))

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
+from ..engine.counting import counted
 from ..models import upgrade_hint
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class StatusLine(Horizontal):
     def _show(self) -> None:
         passages = self.facts["passages"]
         server = self.facts.get("llm_server")  # the reader runs there, not on this device
-        size = "index …" if passages is None else f"{passages} passages"
+        size = "index …" if passages is None else counted(passages, "passage")
         fallback = " (default not pulled yet)" if self.facts.get("llm_note") else ""
         # The backend (what "auto" measured fastest on this CPU) once the embedder is loaded.
         backend = f" ({self.facts['embed_backend']})" if self.facts.get("embed_backend") else ""

@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from ..engine.counting import counted
 from ..models import EMBEDDED_LLM
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def folder_text(o: Overview) -> Text:
         line.append(f"\nindexing… {p.files_done}/{p.files_total} files read, {p.passages_done} passages so far")
     elif o.info:
         files, passages = o.info.get("files", 0), o.info.get("passages", 0)
-        line.append(f"\n{files} {'file' if files == 1 else 'files'} · {passages} passages indexed")
+        line.append(f"\n{counted(files, 'file')} · {counted(passages, 'passage')} indexed")
     else:
         line.append(f"\n{o.activity or 'starting…'}", style="italic")
     return line

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
+from ..counting import counted
+
 IGNORE_FILE = ".iterretgenignore"
 
 
@@ -34,7 +36,7 @@ class Tally:
     folders: int = 0
 
     def describe(self) -> str:
-        counts = [f"{n} {noun}{'s' * (n != 1)}" for n, noun in ((self.files, "file"), (self.folders, "folder")) if n]
+        counts = [counted(n, noun) for n, noun in ((self.files, "file"), (self.folders, "folder")) if n]
         return f"ignored {' and '.join(counts)} by {self.source}"
 
     def to_json(self) -> dict:

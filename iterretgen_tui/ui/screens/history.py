@@ -12,14 +12,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ...engine.counting import counted
 from ...history import ConversationSummary
 
 
 def summary_label(summary: ConversationSummary) -> Text:
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(summary.updated))
     label = Text(summary.title, style="bold")
-    turns = "question" if summary.turns == 1 else "questions"
-    label.append(f"\n{when} · {summary.turns} {turns} · {summary.folder}", style="dim")
+    label.append(f"\n{when} · {counted(summary.turns, 'question')} · {summary.folder}", style="dim")
     return label
 
 
