@@ -30,6 +30,7 @@ def test_examples_take_the_biggest_sections_one_per_file_and_skip_file_names():
         ("Guide › Installing", "/d/guide.md", 9),
         ("Guide › Running", "/d/guide.md", 7),  # same file as a bigger section
         ("notes.txt", "/d/notes.txt", 6),  # the indexer's fallback: a file name, not a topic
+        ("invoice-scan", "/d/invoice-scan.pdf", 6),  # a PDF titled by the program that made it
         ("Paper › Results", "/d/paper.pdf", 5),
         ("Paper › Results", "/d/paper-copy.pdf", 5),  # the same question twice
         ("A heading much too long to be a topic someone would ask about", "/d/long.md", 4),

@@ -55,13 +55,14 @@ def example_questions(headings: Sequence[tuple[str, str, int]], n: int = 3) -> l
 
 
 def _topic(title: str, source: str) -> bool:
-    """A heading worth asking about: a few words, not the file name the indexer falls back to."""
+    """A heading worth asking about: a few words, not the file's name, which the indexer
+    falls back to and a PDF's title often is ("invoice-scan" for invoice-scan.pdf)."""
     heading = title.rpartition(SECTION)[2].strip()
     words = heading.split()
     return (
         bool(words)
         and len(words) <= MAX_WORDS
-        and heading != Path(source).name
+        and heading not in (Path(source).name, Path(source).stem)
         and re.search(r"[A-Za-z]{3}", heading) is not None
     )
 
