@@ -189,15 +189,17 @@ def ambiguity(asked: Asked, passages: Sequence[Passage]) -> str:
         if back:
             return back
     tokens = _TOKEN.findall(asked.searched)
-    names = named(tokens)
-    if names:
+    naming = named(tokens)
+    if naming:
         # A question that names something may still not say which: "the police
         # department's Explorer program" where pages of two police departments tell of
         # their Explorer programs. Only the passages holding every word it names count,
         # and a name holding one of those words is the one meant ("the clinic in Maplewood").
-        among = holding(names, passages)
+        among = holding(naming, passages)
         for _, phrase in bare_the(tokens):
-            back = asked_about(phrase, among, said, names) if phrase and not any(w[0].isupper() for w in phrase) else ""
+            back = (
+                asked_about(phrase, among, said, naming) if phrase and not any(w[0].isupper() for w in phrase) else ""
+            )
             if back:
                 return back
     for phrase in kind_names(asked.searched):

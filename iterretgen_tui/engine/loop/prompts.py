@@ -320,10 +320,16 @@ _SENTENCE_END = re.compile(rf"{AFTER_FULL_STOP}(?:\s|$)")
 _SENTENCE_GAP = re.compile(SENTENCE_GAP)
 
 
+def _last_marker(output: str) -> re.Match | None:
+    """The last answer marker ("So the answer is", "Answer:"); None when there is none."""
+    matches = list(_ANSWER.finditer(output))
+    return matches[-1] if matches else None
+
+
 def _answer_start(output: str) -> int | None:
     """Where the text after the last answer marker starts; None when there is none."""
-    matches = list(_ANSWER.finditer(output))
-    return matches[-1].end() if matches else None
+    marker = _last_marker(output)
+    return marker.end() if marker else None
 
 
 def _answer_text(output: str) -> str | None:
@@ -360,11 +366,11 @@ def reasoning(output: str) -> str:
     """A factoid draft without the sentence that states its answer at its end ("So the
     answer is X."), which the chat shows as the headline; the draft as it is where no
     such sentence ends it."""
-    matches = list(_ANSWER.finditer(output))
-    stated = output[matches[-1].end() :].strip() if matches else ""
+    marker = _last_marker(output)
+    stated = output[marker.end() :].strip() if marker else ""
     if "\n" in stated or len([part for part in _SENTENCE_END.split(stated) if part.strip()]) != 1:
         return output
-    return output[: matches[-1].start()].rstrip()
+    return output[: marker.start()].rstrip()
 
 
 def _clean(answer: str) -> str:
