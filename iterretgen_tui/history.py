@@ -276,4 +276,5 @@ def _escape(text: str) -> str:
 
 
 def _escape_plain(text: str) -> str:
-    return text.replace("*", r"\*").replace("_", r"\_").replace("#", r"\#")
+    # "<" too: a Markdown renderer drops what looks like a tag ("set to <keywords>, the ...").
+    return text.replace("*", r"\*").replace("_", r"\_").replace("#", r"\#").replace("<", r"\<")

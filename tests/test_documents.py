@@ -162,6 +162,20 @@ def test_rst_sections(folder):
     assert [c.text for c in chunks] == ["Intro text.", "A bumblebee installs it."]
 
 
+def test_a_text_file_titles_underlined_sections(tmp_path):
+    path = tmp_path / "spec.txt"
+    path.write_text(
+        "Supporting rootless builds\n==========================\n\nStatus: stable\n\n"
+        "Background\n----------\nPackages needed root.\n"
+        "The last line of a paragraph.\n-----------------------------\nMore text.\n"
+    )
+    chunks = documents.passages(path, path.read_bytes(), ChunkOptions(100, 0))
+    assert [c.heading for c in chunks] == ["Supporting rootless builds", "Supporting rootless builds › Background"]
+    # The titles and their underlines are not glued to the text; a rule under a sentence is kept.
+    assert chunks[0].text == "Status: stable"
+    assert chunks[1].text.startswith("Packages needed root.\nThe last line of a paragraph.\n-----")
+
+
 def test_plain_text_has_no_heading_and_line_ranges(folder):
     [chunk] = chunks_of(folder / "script.py")
     assert chunk.heading == "" and chunk.location == "lines 1-2"

@@ -128,13 +128,15 @@ def test_a_sentence_is_scored_under_its_section_heading():
 def test_a_sentence_goes_on_past_a_title_or_an_initial():
     text = (
         "Mark Bowden was born in St. Louis, Missouri. He wrote for J. R. Knight! Craig v. Boren came first. "
-        'An initial opens a quote ("J. M. Barrie") or a bracket (J. M. Barrie).'
+        'An initial opens a quote ("J. M. Barrie") or a bracket (J. M. Barrie). '
+        "The builder (i.e. whatever runs the rules) exposes a command, e.g. fakeroot."
     )
     assert sentences(text) == [
         "Mark Bowden was born in St. Louis, Missouri.",
         "He wrote for J. R. Knight!",
         "Craig v. Boren came first.",
         'An initial opens a quote ("J. M. Barrie") or a bracket (J. M. Barrie).',
+        "The builder (i.e. whatever runs the rules) exposes a command, e.g. fakeroot.",
     ]
 
 

@@ -133,6 +133,9 @@ def test_evidence_is_saved_shown_under_the_answer_and_exported():
     # A code span shows its text as written: escaped there, "_" would show as "\_".
     code = Evidence("Saved under `$ITERRETGEN_HOME/config` or my_home.", 1, 7, "/docs/t.md", "line 9", 0.6)
     assert "“Saved under `$ITERRETGEN_HOME/config` or my\\_home.”" in history.evidence_markdown(code)
+    # A placeholder in angle brackets is text, not a tag a renderer would drop.
+    tag = Evidence("Set it to <implementation-keywords>, the builder.", 1, 7, "/docs/r.txt", "line 46", 0.6)
+    assert "“Set it to \\<implementation-keywords>, the builder.”" in history.evidence_markdown(tag)
     # The sentence quoted beside it has a line, a number and a file of its own, and is saved.
     two = replace(evidence, also=Quote("He designed the tower.", 3, 9, "/docs/t.md", "line 7", 0.5))
     assert history.evidence_markdown(two) == (

@@ -567,3 +567,21 @@ async def test_a_question_that_can_mean_several_named_things_is_asked_back(tmp_p
         await ask_and_wait(pilot, "The Causeway VA Clinic")
         [(turn,)] = sessions[0].turns[1:]
         assert turn.answer.startswith("Which clinic do you mean: ")
+
+
+@pilot_test
+async def test_text_that_looks_like_a_tag_is_shown_not_dropped():
+    from textual.app import App
+    from textual.widgets._markdown import MarkdownParagraph
+
+    from iterretgen_tui.ui.streaming import StreamingMarkdown
+
+    class Page(App):
+        def compose(self):
+            yield StreamingMarkdown("When the field is set to <keywords>, the builder runs <cmd>.")
+
+    app = Page()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        [paragraph] = app.query(MarkdownParagraph)
+        assert paragraph._content.plain == "When the field is set to <keywords>, the builder runs <cmd>."

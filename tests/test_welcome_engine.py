@@ -23,6 +23,15 @@ def test_a_heading_becomes_a_question():
     assert (
         question_for("Does iterating pay off? Measured › End to end") == "What do the documents say about end to end?"
     )
+    # A section's number is no part of its topic, a Title Case heading keeps its case, and
+    # a first heading that any document could have names no document.
+    assert (
+        question_for("Users and Groups in Debian › Chapter 2. Users and Groups")
+        == "What do the documents say about Users and Groups?"
+    )
+    assert question_for("Guide › 3.1 Setup") == "What does Guide say about setup?"
+    assert question_for("Guide › 3 ways to win") == "What does Guide say about 3 ways to win?"
+    assert question_for("Introduction › Usage") == "What do the documents say about usage?"
 
 
 def test_examples_take_the_biggest_sections_one_per_file_and_skip_file_names():

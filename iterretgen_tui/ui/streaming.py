@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from markdown_it import MarkdownIt
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
+
+
+def _without_html() -> MarkdownIt:
+    """Textual's parser with HTML read as text: a model's or a document's "<name>" (a
+    placeholder, a tag in prose) is shown, not dropped as a tag it cannot draw."""
+    return MarkdownIt("gfm-like", {"html": False})
 
 
 class StreamingMarkdown(Markdown):
@@ -11,6 +18,9 @@ class StreamingMarkdown(Markdown):
     come faster than the widget can render; ``replace`` shows a final text in one go."""
 
     _stream: MarkdownStream | None = None
+
+    def __init__(self, markdown: str = "", *, classes: str | None = None) -> None:
+        super().__init__(markdown, classes=classes, parser_factory=_without_html)
 
     async def write(self, text: str) -> None:
         # The stream is made on the first real fragment: its writes yield to the event

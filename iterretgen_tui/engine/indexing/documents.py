@@ -44,6 +44,7 @@ _MARKUP = {
     ".md": formats.markdown,
     ".markdown": formats.markdown,
     ".rst": formats.rst,
+    ".txt": formats.text_file,
     ".html": formats.html,
     ".htm": formats.html,
     ".xhtml": formats.html,
@@ -224,7 +225,7 @@ def content_hash(data: bytes) -> str:
 
 def read_as_markup(path: Path) -> bool:
     """Whether a reader of marked-up structure (headings, markup) reads the file:
-    Markdown, reStructuredText, HTML, Word."""
+    Markdown, reStructuredText, prose text, HTML, Word."""
     return path.suffix.lower() in _MARKUP or path.suffix.lower() == ".docx"
 
 

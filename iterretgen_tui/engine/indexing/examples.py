@@ -17,21 +17,37 @@ WH_WORDS = {"how", "what", "why", "when", "where", "which", "who"}
 AUXILIARIES = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "should", "will", "would", "to"}
 MAX_WORDS = 8  # longer headings read as sentences, not topics
 MAX_NAME_WORDS = 4  # a document title longer than this is a sentence, not a name to ask about
+# A section's number is no part of its topic ("Chapter 2. Users and Groups", "3.1 Setup").
+NUMBERING = re.compile(
+    r"^(?:(?:chapter|section|part|appendix)\s+[\dIVXLC]+[.:)]?|\d+(?:\.\d+)*[.)]|\d+(?:\.\d+)+)\s+", re.I
+)
+# A first heading that names a part of any document, not this one ("Introduction" then
+# "Usage" asked "What does Introduction say about usage?").
+GENERIC_NAMES = {
+    "introduction",
+    "overview",
+    "contents",
+    "table of contents",
+    "summary",
+    "abstract",
+    "preface",
+    "readme",
+}
 
 
 def question_for(title: str) -> str:
     """A question a heading invites: itself when it is one ("How do I …", "Why is …"),
     else one about the topic it names ("What you see" names a topic, not a question)."""
     document, _, heading = title.rpartition(SECTION)
-    heading = heading.strip().rstrip(":.")
+    heading = NUMBERING.sub("", heading.strip()).rstrip(":.")
     if heading.endswith("?"):
         return heading
     words = heading.lower().split()
     if (words[0] in WH_WORDS and len(words) > 1 and words[1] in AUXILIARIES) or words[0] in AUXILIARIES - {"to"}:
         return f"{heading}?"
-    topic = heading if _proper(heading) else heading[0].lower() + heading[1:]
-    name = document.split(SECTION)[0]
-    if name and len(name.split()) <= MAX_NAME_WORDS and "?" not in name:
+    topic = heading if _proper(heading) or _title_case(heading) else heading[0].lower() + heading[1:]
+    name = NUMBERING.sub("", document.split(SECTION)[0])
+    if name and len(name.split()) <= MAX_NAME_WORDS and "?" not in name and name.lower() not in GENERIC_NAMES:
         return f"What does {_in_sentence(name)} say about {topic}?"
     return f"What do the documents say about {topic if document else heading}?"
 
@@ -58,7 +74,7 @@ def _topic(title: str, source: str) -> bool:
     """A heading worth asking about: a few words, not the file's name, which the indexer
     falls back to and a PDF's title often is ("invoice-scan" for invoice-scan.pdf)."""
     heading = title.rpartition(SECTION)[2].strip()
-    words = heading.split()
+    words = NUMBERING.sub("", heading).split()
     return (
         bool(words)
         and len(words) <= MAX_WORDS
@@ -71,6 +87,12 @@ def _proper(text: str) -> bool:
     """Starts with an acronym or a name with inner capitals (keep its case): "GPU setup", "FAISS", "iOS"."""
     first = text.split()[0]
     return any(c.isupper() for c in first[1:]) or any(c.isdigit() for c in first)
+
+
+def _title_case(text: str) -> bool:
+    """A later word is capitalised too ("Users and Groups"): lowering only the first
+    letter would read "users and Groups"."""
+    return any(word[:1].isupper() for word in text.split()[1:])
 
 
 def _in_sentence(name: str) -> str:

@@ -12,6 +12,7 @@ import io
 import logging
 import re
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -186,13 +187,30 @@ _RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+<>:._])\1{2,}\s*$")
 
 def rst(text: str) -> Parsed:
     """Section titles are lines underlined (optionally overlined) by a punctuation run."""
-    lines = text.splitlines()
+    return _underlined(text.splitlines(), lambda lines, i: True)
+
+
+def text_file(text: str) -> Parsed:
+    """Plain prose (.txt) titles its sections the same way (a README.txt, Debian's
+    specifications), so a title is underlined as in reStructuredText, starts a paragraph
+    and does not end like a sentence: a rule drawn under a paragraph's last line is none."""
+
+    def titled(lines: list[str], i: int) -> bool:
+        above = lines[i - 1] if i else ""
+        starts = not above.strip() or bool(_RST_ADORNMENT.match(above))
+        return starts and not lines[i].rstrip().endswith((".", ",", ";", ":"))
+
+    return _underlined(text.splitlines(), titled)
+
+
+def _underlined(lines: list[str], titled: Callable[[list[str], int], bool]) -> Parsed:
     headings: dict[int, tuple[int, str]] = {}
     for i in range(len(lines) - 1):
         line = lines[i].strip()
         under = lines[i + 1].rstrip()
         if line and not _RST_ADORNMENT.match(line) and _RST_ADORNMENT.match(under) and len(under) >= len(line):
-            headings[i] = (0, line)
+            if titled(lines, i):
+                headings[i] = (0, line)
     title = headings[min(headings)][1] if headings else ""
     # A section title and its adornments title the section's passages; in their text they
     # ran into its first sentence ("Holiday ======= The office closes ...").

@@ -43,7 +43,7 @@ from .ocr import OCR_MODES, OcrCancelled, OcrRun
 from .superseded import RemovedIndex, remove_superseded
 
 PARSER_VERSION = "1"  # bump when parsing, splitting or the embedded text changes
-MARKUP_VERSION = "5"  # bump when markup alone is read differently: only those files are read again
+MARKUP_VERSION = "6"  # bump when markup alone is read differently: only those files are read again
 BATCH_PASSAGES = 256
 BATCH_FILES = 512
 BATCH_SECONDS = 5.0
@@ -283,7 +283,8 @@ def watch_folder(
 
 
 # The files a setting's change reads again: another OCR mode (or an index from before OCR),
-# PDFs and images only; a newer markup reader, Markdown, reStructuredText and HTML only.
+# PDFs and images only; a newer markup reader, the files read for their structure only
+# (documents.read_as_markup).
 _REREADS: dict[str, Callable[[Path], bool]] = {"ocr": read_by_ocr, "markup": read_as_markup}
 
 
