@@ -11,8 +11,8 @@ from __future__ import annotations
 import io
 import logging
 import re
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
