@@ -24,7 +24,7 @@ from .engine.loop.question_kind import OPEN
 from .engine.loop.serialize import final_from_dict, final_to_dict
 from .engine.loop.stopping import answers_converge
 from .engine.loop.trust import Weakness, restates, shown_reply, weakness
-from .engine.passages import Passage
+from .engine.passages import Passage, by_section
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -144,14 +144,21 @@ class History:
 
 def sources_markdown(sources: tuple[Passage, ...], stale: dict[str, str] | None = None) -> str:
     """Numbered sources, [1] first, as the model saw them: title, file and page/line (a
-    title that is only the file's name, as a PDF without one has, is not said twice);
-    ``stale`` (source path -> why) marks files changed or deleted since indexing."""
+    title that is only the file's name, as a PDF without one has, is not said twice), a
+    section's passages on one line; ``stale`` (source path -> why) marks files changed or
+    deleted since indexing."""
     stale = stale or {}
-    return "\n".join(
-        f"- **[{n}]** {'' if p.untitled else f'{_escape(p.title)} — '}`{p.citation}`"
-        + (f" — ⚠ **file {stale[p.source]}**" if p.source in stale else "")
-        for n, p in enumerate(sources, 1)
-    )
+    lines = []
+    for section in by_section(sources):
+        named = f"{_escape(section.title)} — " if section.title else ""
+        changed = f" — ⚠ **file {stale[section.source]}**" if section.source in stale else ""
+        if len(section.numbered) == 1:
+            [(n, passage)] = section.numbered
+            lines.append(f"- **[{n}]** {named}`{passage.citation}`{changed}")
+        else:
+            places = ", ".join(f"**[{n}]** {passage.location}".rstrip() for n, passage in section.numbered)
+            lines.append(f"- {named}`{section.source}`: {places}{changed}")
+    return "\n".join(lines)
 
 
 def evidence_markdown(evidence: Evidence) -> str:

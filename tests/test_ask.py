@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from iterretgen_tui import cli, session
 from iterretgen_tui.engine.loop.events import StopReason
 
-from .tui_support import FakeSession, HeldGenerator
+from .tui_support import CORPUS, FakeSession, HeldGenerator
 
 QUESTION = "Where was the builder of the Eiffel Tower born?"
 
 
-def ask(monkeypatch, tmp_path, capsys, drafts, *flags):
+def ask(monkeypatch, tmp_path, capsys, drafts, *flags, corpus=CORPUS):
     generator = HeldGenerator(drafts)
     generator.release.set()
-    monkeypatch.setattr(session, "Session", lambda settings, **_: FakeSession(settings, generator=generator))
+    monkeypatch.setattr(
+        session, "Session", lambda settings, **_: FakeSession(settings, generator=generator, corpus=corpus)
+    )
     (tmp_path / "docs").mkdir()
     code = cli.main(
         [
@@ -50,3 +53,13 @@ def test_json_carries_the_whole_trace(monkeypatch, tmp_path, capsys):
     [first] = data["iterations"]
     assert first["searches"] == ["question"] and first["passages"][0]["passage_id"] == data["sources"][0]["passage_id"]
     assert data["models"]["llm"] == "scripted-llm" and data["models"]["embedder"] == "hash-embedder"
+
+
+def test_sources_of_one_section_share_a_line(monkeypatch, tmp_path, capsys):
+    one_page = [replace(p, title="Guide", source="docs/guide.md", location=f"lines {p.id}0-{p.id}9") for p in CORPUS]
+    code, out = ask(
+        monkeypatch, tmp_path, capsys, ["So the answer is Dijon."] * 2, "--iterations", "1", corpus=one_page
+    )
+    assert code == 0
+    [line] = [line for line in out.out.splitlines() if "docs/guide.md" in line]
+    assert line.startswith("Guide - docs/guide.md: [1] lines ") and "[5] lines " in line

@@ -69,6 +69,13 @@ def test_answer_markdown_numbers_the_sources_with_file_and_location():
     # A PDF without a title of its own is titled by its file name: said once.
     untitled = replace(final(), sources=(replace(P1, title="g.pdf"),))
     assert "- **[1]** `/docs/g.pdf (p. 2)`" in history.answer_markdown(untitled)
+    # Passages of one section of one file share a line, each with its number and place.
+    page3 = replace(P1, id=8, location="p. 3")
+    grouped = history.sources_markdown((P1, P2, page3), {"/docs/g.pdf": "changed"})
+    assert grouped == (
+        "- Gustave \\*Eiffel\\* — `/docs/g.pdf`: **[1]** p. 2, **[3]** p. 3 — ⚠ **file changed**\n"
+        "- **[2]** Tower — `/docs/t.md`"
+    )
 
 
 def test_an_empty_answer_says_so():

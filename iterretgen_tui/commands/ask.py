@@ -28,6 +28,7 @@ from ..engine.loop.events import (
 )
 from ..engine.loop.serialize import final_to_dict
 from ..engine.loop.trust import Weakness, weakness
+from ..engine.passages import by_section
 from ..history import Conversation, History
 
 
@@ -117,8 +118,13 @@ def execute(args: argparse.Namespace) -> int:
         return 0
     say(final.stop_reason.describe(final.stopped_at))
     print(readable_answer(final))
-    for n, p in enumerate(final.sources, 1):
-        print(f"[{n}] {'' if p.untitled else f'{p.title} - '}{p.citation}")
+    for section in by_section(final.sources):
+        named = f"{section.title} - " if section.title else ""
+        if len(section.numbered) == 1:
+            [(n, passage)] = section.numbered
+            print(f"[{n}] {named}{passage.citation}")
+        else:
+            print(f"{named}{section.source}: " + ", ".join(f"[{n}] {p.location}".rstrip() for n, p in section.numbered))
     say(f"conversation {cid}: `ask QUESTION --folder {shlex.quote(str(args.folder))} --continue` asks a follow-up")
     return 0
 

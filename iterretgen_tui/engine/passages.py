@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePath
 
@@ -36,3 +37,26 @@ class Passage:
         """Titled by its file's name alone (a PDF without a title of its own): a source
         list says the file once."""
         return self.title == PurePath(self.source).name
+
+
+@dataclass(frozen=True)
+class Section:
+    """Sources from one section of one file, each with its citation number: a source list
+    names the section once ("[1] lines 125-143, [2] lines 138-144"), where eight passages
+    of one long page each repeated its title and path."""
+
+    title: str  # "" where the passages are titled by their file's name alone
+    source: str
+    numbered: tuple[tuple[int, Passage], ...]
+
+
+def by_section(sources: Sequence[Passage]) -> list[Section]:
+    """``sources`` numbered from [1] in their order, grouped by title and file, each group
+    where its first passage is."""
+    groups: dict[tuple[str, str], list[tuple[int, Passage]]] = {}
+    for n, passage in enumerate(sources, 1):
+        groups.setdefault((passage.title, passage.source), []).append((n, passage))
+    return [
+        Section("" if numbered[0][1].untitled else title, source, tuple(numbered))
+        for (title, source), numbered in groups.items()
+    ]
