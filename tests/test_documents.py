@@ -84,6 +84,16 @@ def test_html_keeps_only_visible_text(folder):
     assert chunk.location == "line 4"
 
 
+def test_html_definition_terms_end_before_their_description():
+    page = formats.html(
+        "<dl><dt><tt>gnats</tt></dt><dd>It had uid 41.</dd>"
+        "<dt><tt>nobody</tt>, <tt>nogroup</tt></dt><dd>Daemons that own no files run as it.</dd>"
+        "<dt>Note:</dt><dd>Kept.</dd></dl>"
+    )
+    text = " ".join(block.text for block in page.blocks)
+    assert text == "gnats: It had uid 41. nobody , nogroup: Daemons that own no files run as it. Note: Kept."
+
+
 def test_pdf_passages_cite_their_page(folder):
     chunks = chunks_of(folder / "paper.pdf")
     assert [(c.location, c.heading) for c in chunks] == [("p. 1", "Desert Study"), ("p. 2", "Desert Study")]

@@ -227,6 +227,7 @@ def _underlined(lines: list[str], titled: Callable[[list[str], int], bool]) -> P
 
 _INVISIBLE = ["script", "style", "noscript", "template", "head", "svg", "iframe", "object"]
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+_STOPS = (":", ".", "?", "!")
 
 
 def html(text: str) -> Parsed:
@@ -241,6 +242,11 @@ def html(text: str) -> Parsed:
     if not title:
         h1 = soup.find("h1")
         title = h1.get_text(" ", strip=True) if h1 else ""
+    # A definition list's term is drawn on a line of its own above its description; as
+    # text it ran into it ("... they had uid 41. nobody, nogroup Daemons that ...", and
+    # the reader took 41 for nobody's): its last words end in a colon.
+    terms = [[piece for piece in dt.find_all(string=True) if piece.strip()] for dt in soup.find_all("dt")]
+    term_ends = {id(pieces[-1]) for pieces in terms if pieces}
     blocks, heading, line = [], "", 1
     for node in soup.descendants:
         if isinstance(node, Tag):
@@ -252,9 +258,11 @@ def html(text: str) -> Parsed:
             # titles its section's passages; in their text it ran into the first sentence
             # ("Holiday The office closes on 24 December.").
             parts = [] if node.find_parent(_HEADINGS) else str(node).split("\n")
+            last = max((k for k, part in enumerate(parts) if part.strip()), default=-1)
             for offset, part in enumerate(parts):
                 if part.strip():
-                    blocks.append(Block(part.strip(), line + offset, heading=heading))
+                    ends_term = id(node) in term_ends and offset == last and not part.rstrip().endswith(_STOPS)
+                    blocks.append(Block(part.strip() + (":" if ends_term else ""), line + offset, heading=heading))
             line += node.count("\n")
     return Parsed(title, blocks, "line")
 
