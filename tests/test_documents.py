@@ -147,6 +147,12 @@ def test_markdown_reads_as_rendered_without_comments_tags_or_where_links_point()
     assert lines[12:] == ["```html", "<!-- shown in code -->", "[ref]: inside-code", "```"]
 
 
+def test_markdown_strong_emphasis_reads_as_its_text():
+    text = "__Zstandard__, or zstd, is **very fast**; keep `**x**`, __init__, **kwargs and __main__.py."
+    [block] = formats.markdown(text).blocks
+    assert block.text == "Zstandard, or zstd, is very fast; keep `**x**`, __init__, **kwargs and __main__.py."
+
+
 def test_a_line_of_pictures_alone_is_a_figure_not_a_sentence():
     text = "\n".join(
         [

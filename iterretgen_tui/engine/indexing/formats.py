@@ -73,7 +73,11 @@ _INLINE = re.compile(
     rf"(?P<code>{_CODE_SPAN.pattern})"
     r"|!?\[(?P<text>(?:`[^`]*`|[^\]`])*)\]"  # [text](url "title"), [text][ref], ![alt](src)
     r"""(?:\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:"[^"]*"|'[^']*'))?\)|\[[^\]]*\])"""
-    rf"|</?(?:{_HTML_TAGS})\b[^<>]*>",
+    rf"|</?(?:{_HTML_TAGS})\b[^<>]*>"
+    # Strong emphasis as its text ("__Zstandard__, or zstd ..." was quoted as written); a
+    # dunder name in prose ("__init__") is left as it is.
+    r"|\*\*(?P<strong>[^*\s](?:[^*]*[^*\s])?)\*\*"
+    r"|(?<!\w)__(?P<under>(?-i:(?![a-z0-9_]+__))[^_\s](?:[^_]*[^_\s])?)__(?!\w)",
     re.IGNORECASE,
 )
 
@@ -115,7 +119,7 @@ def _rendered(lines: list[str]) -> list[str]:
     for i, line in enumerate(lines):
         if not in_comment and _FENCE.match(line):
             fenced = not fenced
-        if fenced or not (in_comment or "<" in line or "]" in line):
+        if fenced or not (in_comment or "<" in line or "]" in line or "**" in line or "__" in line):
             out.append(line)
             continue
         if not in_comment and _FIGURES.match(line):
@@ -151,10 +155,10 @@ def _shown(line: str, in_comment: bool, closes_later: bool) -> tuple[str, bool]:
 
 
 def _rendered_inline(match: re.Match) -> str:
-    """A code span as it is, a link as its text, an HTML tag as nothing."""
+    """A code span as it is, a link or strong emphasis as its text, an HTML tag as nothing."""
     if match["code"] is not None:
         return match["code"]
-    return match["text"] or ""
+    return match["text"] or match["strong"] or match["under"] or ""
 
 
 def _front_matter_title(lines: list[str]) -> tuple[str, int]:
