@@ -84,14 +84,18 @@ def test_html_keeps_only_visible_text(folder):
     assert chunk.location == "line 4"
 
 
-def test_html_definition_terms_end_before_their_description():
+def test_html_list_items_and_definition_terms_start_items():
     page = formats.html(
+        "<ul><li>First <b>item</b> here.</li><li>Second item here.</li></ul>"
         "<dl><dt><tt>gnats</tt></dt><dd>It had uid 41.</dd>"
         "<dt><tt>nobody</tt>, <tt>nogroup</tt></dt><dd>Daemons that own no files run as it.</dd>"
         "<dt>Note:</dt><dd>Kept.</dd></dl>"
     )
-    text = " ".join(block.text for block in page.blocks)
-    assert text == "gnats: It had uid 41. nobody , nogroup: Daemons that own no files run as it. Note: Kept."
+    assert [block.text for block in page.blocks] == [
+        *("- First", "item", "here.", "- Second item here."),
+        *("- gnats:", "It had uid 41.", "- nobody", ",", "nogroup:", "Daemons that own no files run as it."),
+        *("- Note:", "Kept."),
+    ]
 
 
 def test_pdf_passages_cite_their_page(folder):

@@ -194,6 +194,13 @@ def test_a_list_item_keeps_its_own_line_in_the_quote():
         "By when does Anna cancel the old contract?", [Passage(6, text, "Meeting", "m.md")], HashEmbedder()
     )
     assert evidence.text == "• Anna cancels the old contract with NetPlus by 31 March."
+    # A definition's term ends in a colon (an HTML page's <dt>): its description, on the
+    # next line, is the term's item, and the description before it another item's.
+    text = "- gnats:\nThey had uid 41.\n- nobody:\nDaemons that own no files run as user nobody."
+    assert statements(text) == [
+        ("• gnats: They had uid 41.", 0),
+        ("• nobody: Daemons that own no files run as user nobody.", 1),
+    ]
     # An item whose sentence ends on a stop goes on as any sentence does.
     text = "* `label` {string} The display label.\nMaintains an internal counter for `label`."
     evidence = choose_evidence("What does count do?", [Passage(5, text, "Console", "c.md")], HashEmbedder())

@@ -246,11 +246,18 @@ def html(text: str) -> Parsed:
     if not title:
         h1 = soup.find("h1")
         title = h1.get_text(" ", strip=True) if h1 else ""
-    # A definition list's term is drawn on a line of its own above its description; as
-    # text it ran into it ("... they had uid 41. nobody, nogroup Daemons that ...", and
-    # the reader took 41 for nobody's): its last words end in a colon.
-    terms = [[piece for piece in dt.find_all(string=True) if piece.strip()] for dt in soup.find_all("dt")]
-    term_ends = {id(pieces[-1]) for pieces in terms if pieces}
+    # A list item or a definition list's term starts a line of its own on the page; as
+    # text, items ran into each other, and a term into its description after the entry
+    # before ("... they had uid 41. nobody, nogroup Daemons that ...", and the reader
+    # took 41 for nobody's uid). An item starts with "- ", as in Markdown, and a term's
+    # last words end in a colon: its description goes on the term's item.
+    starts, term_ends = set(), set()
+    for tag in soup.find_all(["li", "dt"]):
+        pieces = [piece for piece in tag.find_all(string=True) if piece.strip()]
+        if pieces:
+            starts.add(id(pieces[0]))
+            if tag.name == "dt":
+                term_ends.add(id(pieces[-1]))
     blocks, heading, line = [], "", 1
     for node in soup.descendants:
         if isinstance(node, Tag):
@@ -262,11 +269,15 @@ def html(text: str) -> Parsed:
             # titles its section's passages; in their text it ran into the first sentence
             # ("Holiday The office closes on 24 December.").
             parts = [] if node.find_parent(_HEADINGS) else str(node).split("\n")
-            last = max((k for k, part in enumerate(parts) if part.strip()), default=-1)
+            shown = [k for k, part in enumerate(parts) if part.strip()]
             for offset, part in enumerate(parts):
                 if part.strip():
-                    ends_term = id(node) in term_ends and offset == last and not part.rstrip().endswith(_STOPS)
-                    blocks.append(Block(part.strip() + (":" if ends_term else ""), line + offset, heading=heading))
+                    text = part.strip()
+                    if id(node) in starts and offset == shown[0]:
+                        text = f"- {text}"
+                    if id(node) in term_ends and offset == shown[-1] and not text.endswith(_STOPS):
+                        text += ":"
+                    blocks.append(Block(text, line + offset, heading=heading))
             line += node.count("\n")
     return Parsed(title, blocks, "line")
 

@@ -59,7 +59,7 @@ _BULLET = re.compile(r"^[-*+][ \t]+")
 DRAWN_BULLET = "• "
 # Passages keep no blank lines, so a list item ran on into the paragraph after it
 # ("* Returns: {string}" then "The `path.dirname()` method returns ..."): an item's line
-# that a capitalised line follows ends its sentence.
+# that a capitalised line follows ends its sentence (not one ending in a colon).
 _ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]")
 _CAPITALISED = re.compile(r"^[ \t]*[A-Z]")
 # A Markdown table's row ("| pnpm | `pnpm`, `pnpx` |"), its cells split at unescaped pipes,
@@ -187,7 +187,9 @@ def _cells(row: str) -> list[str]:
 
 
 def _item_ends(line: str, next_line: str) -> bool:
-    return bool(_ITEM.match(line) and _CAPITALISED.match(next_line))
+    """An item's line that a capitalised line follows, unless its colon introduces that
+    line (a definition's term, "- nobody, nogroup:", then its description)."""
+    return bool(_ITEM.match(line) and _CAPITALISED.match(next_line)) and not line.rstrip().endswith(":")
 
 
 def _item_ended(ahead: str, text: str) -> bool:
