@@ -84,7 +84,7 @@ def test_html_keeps_only_visible_text(folder):
     assert chunk.location == "line 4"
 
 
-def test_html_list_items_and_definition_terms_start_items():
+def test_html_reads_as_a_page_draws_it():
     page = formats.html(
         "<ul><li>First <b>item</b> here.</li><li>Second item here.</li></ul>"
         "<dl><dt><tt>gnats</tt></dt><dd>It had uid 41.</dd>"
@@ -92,9 +92,19 @@ def test_html_list_items_and_definition_terms_start_items():
         "<dt>Note:</dt><dd>Kept.</dd></dl>"
     )
     assert [block.text for block in page.blocks] == [
-        *("- First", "item", "here.", "- Second item here."),
-        *("- gnats:", "It had uid 41.", "- nobody", ",", "nogroup:", "Daemons that own no files run as it."),
+        *("- First item here.", "- Second item here."),
+        *("- gnats:", "It had uid 41.", "- nobody, nogroup:", "Daemons that own no files run as it."),
         *("- Note:", "Kept."),
+    ]
+    # Inline elements flow in their line, the page's controls and navigation are left out.
+    page = formats.html(
+        "<nav><ol><li>Chapter one</li></ol></nav><button>Light</button>"
+        '<div style="display: none">Press S to search</div><ul role="menu"><li>Coal</li></ul>\n'
+        "<p>A tool called <code>rustdoc</code>. Its job is\nto <em>generate</em> docs.</p>"
+    )
+    assert [(block.number, block.text) for block in page.blocks] == [
+        (2, "A tool called rustdoc. Its job is"),
+        (3, "to generate docs."),
     ]
 
 

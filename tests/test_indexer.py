@@ -229,7 +229,7 @@ def test_a_newer_markup_reader_reads_markup_files_again_and_nothing_else(tmp_pat
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "notes.md").write_text("# Otters\n<!-- draft: badgers -->\nOtters swim at dusk.\n", "utf-8")
-    (folder / "plain.txt").write_text("Plain notes about herons.\n", "utf-8")
+    (folder / "plain.csv").write_text("bird,place\nheron,river\n", "utf-8")
     monkeypatch.setattr(indexer, "MARKUP_VERSION", "older")
     index, _ = sync(folder, emb)
     monkeypatch.undo()

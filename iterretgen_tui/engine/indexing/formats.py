@@ -230,18 +230,38 @@ def _underlined(lines: list[str], titled: Callable[[list[str], int], bool]) -> P
 # -- HTML ----------------------------------------------------------------------------------
 
 _INVISIBLE = ["script", "style", "noscript", "template", "head", "svg", "iframe", "object"]
+# A page's controls, menus and navigation are on every page alike and answer nothing: an
+# mdBook page began "Press ← or → to navigate between chapters ... Auto Light Rust Coal".
+_CHROME = ["nav", "button", "select", "textarea", "input"]
+_CHROME_ROLES = ["navigation", "menu", "menubar", "search", "dialog", "toolbar"]
+_NOT_DRAWN = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+# Elements a page draws on lines of their own; the rest (a, code, em, span) flow in the
+# line. Each text piece was a line before, and "called <code>rustdoc</code>. Its job" was
+# quoted "called rustdoc . Its job", the stop cut off from its sentence.
+_BLOCKS = {
+    *_HEADINGS,
+    *("address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "div", "dl", "dt"),
+    *("fieldset", "figcaption", "figure", "footer", "form", "header", "hr", "li", "main", "ol", "p", "pre"),
+    *("section", "summary", "table", "td", "th", "tr", "ul"),
+}
 _STOPS = (":", ".", "?", "!")
 
 
 def html(text: str) -> Parsed:
-    """Visible text only, each piece numbered by its source line."""
+    """Visible text only, as a page draws it: a line for each line of a block (paragraph,
+    list item, cell) in the source, numbered by its source line."""
     from bs4 import BeautifulSoup, NavigableString, Tag
     from bs4.element import PreformattedString
 
     soup = BeautifulSoup(text, "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    for tag in soup.find_all(_INVISIBLE) + soup.find_all(attrs={"hidden": True}):
+    hidden = [
+        *soup.find_all(attrs={"hidden": True}),
+        *soup.find_all(attrs={"aria-hidden": "true"}),
+        *soup.find_all(style=_NOT_DRAWN),
+    ]
+    for tag in [*soup.find_all(_INVISIBLE + _CHROME), *hidden, *soup.find_all(role=_CHROME_ROLES)]:
         tag.decompose()
     if not title:
         h1 = soup.find("h1")
@@ -258,28 +278,37 @@ def html(text: str) -> Parsed:
             starts.add(id(pieces[0]))
             if tag.name == "dt":
                 term_ends.add(id(pieces[-1]))
-    blocks, heading, line = [], "", 1
+    lines: list[list] = []  # [source line, text, heading], the last one open while its block goes on
+    heading, line, owner, is_open = "", 1, None, False
     for node in soup.descendants:
         if isinstance(node, Tag):
             line = node.sourceline or line
             if node.name in _HEADINGS:
                 heading = node.get_text(" ", strip=True)
+            if node.name in _BLOCKS or node.name == "br":
+                is_open = False
         elif isinstance(node, NavigableString) and not isinstance(node, PreformattedString):
             # Comments, doctypes and CDATA are PreformattedStrings: never visible. A heading
             # titles its section's passages; in their text it ran into the first sentence
             # ("Holiday The office closes on 24 December.").
-            parts = [] if node.find_parent(_HEADINGS) else str(node).split("\n")
-            shown = [k for k, part in enumerate(parts) if part.strip()]
-            for offset, part in enumerate(parts):
-                if part.strip():
-                    text = part.strip()
-                    if id(node) in starts and offset == shown[0]:
-                        text = f"- {text}"
-                    if id(node) in term_ends and offset == shown[-1] and not text.endswith(_STOPS):
-                        text += ":"
-                    blocks.append(Block(text, line + offset, heading=heading))
+            if node.find_parent(_HEADINGS):
+                line += node.count("\n")
+                continue
+            block = node.find_parent(_BLOCKS)
+            is_open = is_open and block is owner
+            owner = block
+            piece = f"- {node.lstrip()}" if id(node) in starts else str(node)
+            if id(node) in term_ends and not piece.rstrip().endswith(_STOPS):
+                piece = piece.rstrip() + ":"
+            for offset, part in enumerate(piece.split("\n")):
+                if offset == 0 and is_open:
+                    lines[-1][1] += part
+                else:
+                    lines.append([line + offset, part, heading])
+                is_open = True
             line += node.count("\n")
-    return Parsed(title, blocks, "line")
+    blocks = [Block(" ".join(text.split()) if text.strip() else "", n, heading=h) for n, text, h in lines]
+    return Parsed(title, [block for block in blocks if block.text], "line")
 
 
 # -- PDF -----------------------------------------------------------------------------------
