@@ -430,6 +430,18 @@ def test_a_draft_that_states_nothing_when_asked_goes_on_to_its_answer():
     assert answer == "Dijon"
     assert generator.prompts[1] == [*messages, {"role": "assistant", "content": f"He was born in a city. {LEAD}"}]
     assert go_on_to_answer(ScriptedGenerator([""]), [], "", threading.Event()) == ""
+    # An answer copied from a demo is none, asked outright or gone on to.
+    demos = [
+        {"role": "user", "content": "Who was born first, Ada Lovelace or Charles Babbage?"},
+        {"role": "assistant", "content": "So the answer is Charles Babbage."},
+        {"role": "user", "content": "Punycode: users should switch to Punycode.js. What should they switch to?"},
+    ]
+    draft = "Users should switch to the userland Punycode.js module."
+    leaky = ScriptedGenerator(["Charles Babbage", "Charles Babbage."])
+    assert ask_for_answer(leaky, demos, draft, threading.Event()) == ""
+    assert len(leaky.prompts) == 2
+    read = ScriptedGenerator(["Punycode.js"])
+    assert ask_for_answer(read, demos, draft, threading.Event()) == "Punycode.js"
     assert go_on_to_answer(ScriptedGenerator(["the the the the the the"]), [], "A draft.", threading.Event()) == ""
 
 

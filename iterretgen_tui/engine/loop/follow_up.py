@@ -7,6 +7,8 @@ one. llama.cpp reuses the evaluated prompt and draft as the prefix, so the follo
 only its own few tokens. When the reply states nothing either (SmolLM2 reads our question
 back, or loops), the model's own reply is made to go on from its draft and "So the answer
 is", the words every demo ends with; what it writes next is the answer (docs/answers.md).
+An answer the demos hold and this question's turn and draft do not was copied from a
+demo, not read: it is no answer.
 """
 
 from __future__ import annotations
@@ -39,9 +41,23 @@ def ask_for_answer(generator: Generator, messages: Sequence[Message], draft: str
     """The answer the model states when asked outright, or else when its draft is made to
     go on with "So the answer is"; "" when it states none either way."""
     answer = ask_outright(generator, messages, draft, cancel)
-    if answer or cancel.is_set():
+    if (answer and not copied(answer, messages, draft)) or cancel.is_set():
         return answer
-    return go_on_to_answer(generator, messages, draft, cancel)
+    answer = go_on_to_answer(generator, messages, draft, cancel)
+    return "" if copied(answer, messages, draft) else answer
+
+
+def copied(answer: str, messages: Sequence[Message], draft: str) -> bool:
+    """Every word of ``answer`` is in the instruction and demos, and none in the last
+    turn (the passages and the question) or the draft: the 1.5B, asked for the answer
+    to "What should users of the deprecated punycode module switch to?" after a draft
+    that named Punycode.js, replied "Charles Babbage", a demo's answer."""
+    words = content_words(answer)
+    if not words or not messages:
+        return False
+    demos = content_words(" ".join(message["content"] for message in messages[:-1]))
+    read = content_words(f"{messages[-1]['content']} {draft}")
+    return words <= demos and not words & read
 
 
 def go_on_to_answer(generator: Generator, messages: Sequence[Message], draft: str, cancel: threading.Event) -> str:
