@@ -101,10 +101,13 @@ def test_html_reads_as_a_page_draws_it():
         "<nav><ol><li>Chapter one</li></ol></nav><button>Light</button>"
         '<div style="display: none">Press S to search</div><ul role="menu"><li>Coal</li></ul>\n'
         "<p>A tool called <code>rustdoc</code>. Its job is\nto <em>generate</em> docs.</p>"
+        "<p>Document this code:</p><pre><code>let x = 5;\nlet y = 6;</code></pre>"
     )
     assert [(block.number, block.text) for block in page.blocks] == [
         (2, "A tool called rustdoc. Its job is"),
         (3, "to generate docs."),
+        (3, "Document this code:"),
+        *((3, "```"), (3, "let x = 5;"), (4, "let y = 6;"), (4, "```")),  # fenced, as in Markdown
     ]
 
 

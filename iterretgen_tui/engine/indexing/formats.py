@@ -278,6 +278,14 @@ def html(text: str) -> Parsed:
             starts.add(id(pieces[0]))
             if tag.name == "dt":
                 term_ends.add(id(pieces[-1]))
+    # A preformatted block is fenced as in Markdown: drawn apart, it was read into the
+    # sentence before it ("... document this code: #![allow(unused)] fn main() { ...").
+    fences = set()
+    for pre in soup.find_all("pre"):
+        opening, closing = NavigableString("```"), NavigableString("```")
+        pre.insert(0, opening)
+        pre.append(closing)
+        fences |= {id(opening), id(closing)}
     lines: list[list] = []  # [source line, text, heading], the last one open while its block goes on
     heading, line, owner, is_open = "", 1, None, False
     for node in soup.descendants:
@@ -293,6 +301,10 @@ def html(text: str) -> Parsed:
             # ("Holiday The office closes on 24 December.").
             if node.find_parent(_HEADINGS):
                 line += node.count("\n")
+                continue
+            if id(node) in fences:
+                lines.append([line, str(node), heading])
+                is_open = False
                 continue
             block = node.find_parent(_BLOCKS)
             is_open = is_open and block is owner
