@@ -109,6 +109,10 @@ def test_html_reads_as_a_page_draws_it():
         (3, "Document this code:"),
         *((3, "```"), (3, "let x = 5;"), (4, "let y = 6;"), (4, "```")),  # fenced, as in Markdown
     ]
+    # A passage keeps each drawn line apart, though they share a source line.
+    [chunk] = split(page, ChunkOptions(100, 0))
+    assert chunk.text.endswith("Document this code:\n```\nlet x = 5;\nlet y = 6;\n```")
+    assert chunk.location == "lines 2-4"
 
 
 def test_pdf_passages_cite_their_page(folder):

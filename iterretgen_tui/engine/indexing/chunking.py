@@ -34,6 +34,10 @@ class _Word:
     text: str
     number: int
     glued: bool  # continues the previous word with no space between
+    # Which block (line) of its section the word is on: a passage's lines are its blocks'.
+    # An HTML page draws several on one source line (a paragraph, then a fenced code
+    # block), and joined by their number a fence ran into the code after it.
+    block: int
 
 
 @dataclass(frozen=True)
@@ -67,16 +71,16 @@ def split(parsed: Parsed, options: ChunkOptions = ChunkOptions()) -> list[Chunk]
 
 def _words(blocks: Iterable[Block]) -> list[_Word]:
     out = []
-    for block in blocks:
+    for k, block in enumerate(blocks):
         for run in _RUN.findall(block.text):
             for i in range(0, len(run), MAX_WORD_CHARS):
-                out.append(_Word(run[i : i + MAX_WORD_CHARS], block.number, glued=i > 0))
+                out.append(_Word(run[i : i + MAX_WORD_CHARS], block.number, glued=i > 0, block=k))
     return out
 
 
 def _join(window: list[_Word]) -> str:
     lines = []
-    for _, same_line in groupby(window, key=lambda w: w.number):
+    for _, same_line in groupby(window, key=lambda w: w.block):
         lines.append("".join(("" if w.glued else " ") + w.text for w in same_line).lstrip())
     return "\n".join(lines)
 

@@ -43,7 +43,7 @@ from .ocr import OCR_MODES, OcrCancelled, OcrRun
 from .superseded import RemovedIndex, remove_superseded
 
 PARSER_VERSION = "1"  # bump when parsing, splitting or the embedded text changes
-MARKUP_VERSION = "11"  # bump when markup alone is read differently: only those files are read again
+MARKUP_VERSION = "12"  # bump when markup alone is read differently: only those files are read again
 BATCH_PASSAGES = 256
 BATCH_FILES = 512
 BATCH_SECONDS = 5.0
