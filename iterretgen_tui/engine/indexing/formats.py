@@ -256,28 +256,11 @@ def html(text: str) -> Parsed:
 
     soup = BeautifulSoup(text, "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
-    hidden = [
-        *soup.find_all(attrs={"hidden": True}),
-        *soup.find_all(attrs={"aria-hidden": "true"}),
-        *soup.find_all(style=_NOT_DRAWN),
-    ]
-    for tag in [*soup.find_all(_INVISIBLE + _CHROME), *hidden, *soup.find_all(role=_CHROME_ROLES)]:
-        tag.decompose()
+    _leave_out_chrome(soup)
     if not title:
         h1 = soup.find("h1")
         title = h1.get_text(" ", strip=True) if h1 else ""
-    # A list item or a definition list's term starts a line of its own on the page; as
-    # text, items ran into each other, and a term into its description after the entry
-    # before ("... they had uid 41. nobody, nogroup Daemons that ...", and the reader
-    # took 41 for nobody's uid). An item starts with "- ", as in Markdown, and a term's
-    # last words end in a colon: its description goes on the term's item.
-    starts, term_ends = set(), set()
-    for tag in soup.find_all(["li", "dt"]):
-        pieces = [piece for piece in tag.find_all(string=True) if piece.strip()]
-        if pieces:
-            starts.add(id(pieces[0]))
-            if tag.name == "dt":
-                term_ends.add(id(pieces[-1]))
+    starts, term_ends = _items(soup)
     # A preformatted block is fenced as in Markdown: drawn apart, it was read into the
     # sentence before it ("... document this code: #![allow(unused)] fn main() { ...").
     fences = set()
@@ -319,8 +302,37 @@ def html(text: str) -> Parsed:
                     lines.append([line + offset, part, heading])
                 is_open = True
             line += node.count("\n")
-    blocks = [Block(" ".join(text.split()) if text.strip() else "", n, heading=h) for n, text, h in lines]
+    blocks = [Block(" ".join(text.split()), n, heading=h) for n, text, h in lines]
     return Parsed(title, [block for block in blocks if block.text], "line")
+
+
+def _leave_out_chrome(soup) -> None:
+    """Remove what a page does not show (scripts, hidden elements) and its controls, menus
+    and navigation."""
+    hidden = [
+        *soup.find_all(attrs={"hidden": True}),
+        *soup.find_all(attrs={"aria-hidden": "true"}),
+        *soup.find_all(style=_NOT_DRAWN),
+    ]
+    for tag in [*soup.find_all(_INVISIBLE + _CHROME), *hidden, *soup.find_all(role=_CHROME_ROLES)]:
+        tag.decompose()
+
+
+def _items(soup) -> tuple[set[int], set[int]]:
+    """The text pieces (by id) that start a list item or a definition list's term, and
+    those that end a term. Drawn on a line of its own on the page, an item ran into the
+    one before as text, and a term into its description after the entry before ("...
+    they had uid 41. nobody, nogroup Daemons that ...", and the reader took 41 for
+    nobody's uid). An item starts with "- ", as in Markdown, and a term's last words end
+    in a colon: its description goes on the term's item."""
+    starts, term_ends = set(), set()
+    for tag in soup.find_all(["li", "dt"]):
+        pieces = [piece for piece in tag.find_all(string=True) if piece.strip()]
+        if pieces:
+            starts.add(id(pieces[0]))
+            if tag.name == "dt":
+                term_ends.add(id(pieces[-1]))
+    return starts, term_ends
 
 
 # -- PDF -----------------------------------------------------------------------------------
