@@ -173,10 +173,14 @@ def test_a_weak_answer_says_so_and_leads_with_the_evidence():
 
     evidence = Evidence("Gustave Eiffel was born in Dijon.", 1, 7, "/docs/g.pdf", "p. 2")
     traces = final().iterations
-    looped = replace(final(), evidence=evidence, iterations=(*traces[:-1], replace(traces[-1], looped=True)))
+    cut = replace(traces[-1], looped=True, draft="Born in Dijon, in Dijon, in")
+    looped = replace(final(), evidence=evidence, iterations=(*traces[:-1], cut))
     text = history.answer_markdown(looped)
     assert text.startswith("⚠ The model started repeating itself")
     assert text.index("From your documents") < text.index("The model's answer (unverified):** Dijon")
+    # Cut where it began to repeat a whole sentence, the draft is whole: no weakness.
+    whole = replace(looped, iterations=(*traces[:-1], replace(traces[-1], looped=True)))
+    assert history.answer_markdown(whole).startswith("**Answer:** Dijon")
     unstated = replace(looped, answer="", iterations=(*traces[:-1], replace(traces[-1], stated=False)))
     assert history.answer_markdown(unstated).startswith("⚠ No answer found")
     assert "unverified" not in history.answer_markdown(unstated)

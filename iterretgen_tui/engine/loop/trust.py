@@ -1,5 +1,5 @@
 """Whether an answer can be trusted as it stands, judged from the loop's own record: a
-draft that looped, one that stated no answer, or an answer that shares no content word
+draft that looped and was cut inside a sentence, one that stated no answer, or an answer that shares no content word
 with any passage the model read. The chat then says so and leads with the evidence."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from enum import Enum
 
 from .answers import content_words, normalize_answer, unglued
 from .events import FinalAnswer
+from .follow_up import finished
 from .prompts import reasoning
 from .question_kind import FACTOID
 
@@ -52,7 +53,10 @@ def weakness(final: FinalAnswer) -> Weakness | None:
         return Weakness.NO_ANSWER
     if final.unsaid or final.grounded is False:  # False: a verdict in history written before
         return Weakness.NOT_FOUND
-    if last.looped:
+    # Cut where it began to repeat a whole sentence, the draft is whole: all five drafts
+    # the guard cut over the real documents' 71 questions and 22 follow-ups were, four
+    # with the key fact in the answer (docs/answers.md).
+    if last.looped and finished(last.draft) != last.draft.rstrip():
         return Weakness.LOOPED
     if not supported(final.answer, [f"{p.title} {p.text}" for p in final.sources]):
         return Weakness.UNSUPPORTED
