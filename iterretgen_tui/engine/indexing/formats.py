@@ -212,9 +212,9 @@ def _underlined(lines: list[str], titled: Callable[[list[str], int], bool]) -> P
     for i in range(len(lines) - 1):
         line = lines[i].strip()
         under = lines[i + 1].rstrip()
-        if line and not _RST_ADORNMENT.match(line) and _RST_ADORNMENT.match(under) and len(under) >= len(line):
-            if titled(lines, i):
-                headings[i] = (0, line)
+        adorned = line and not _RST_ADORNMENT.match(line) and _RST_ADORNMENT.match(under)
+        if adorned and len(under) >= len(line) and titled(lines, i):
+            headings[i] = (0, line)
     title = headings[min(headings)][1] if headings else ""
     # A section title and its adornments title the section's passages; in their text they
     # ran into its first sentence ("Holiday ======= The office closes ...").

@@ -1,6 +1,7 @@
 """Whether an answer can be trusted as it stands, judged from the loop's own record: a
-draft that looped and was cut inside a sentence, one that stated no answer, or an answer that shares no content word
-with any passage the model read. The chat then says so and leads with the evidence."""
+draft that looped and was cut inside a sentence, one that stated no answer, or an answer
+that shares no content word with any passage the model read. The chat then says so and
+leads with the evidence."""
 
 from __future__ import annotations
 
