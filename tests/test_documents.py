@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -121,6 +122,22 @@ def test_pdf_passages_cite_their_page(folder):
     assert "dromedary" in chunks[1].text and "dromedary" not in chunks[0].text
 
 
+def test_pdf_running_heads_feet_and_dot_leaders_are_not_read(tmp_path):
+    pages = [["Contents", "1 Setup . . . . . . . . . 2", "2 Usage ............ 3"]]
+    for n in (1, 2, 3):
+        body = [f"Step {n} of the setup.", "Cranes need oil.", f"Check cable {chr(64 + n)}."]
+        pages.append(["Field Manual", f"Chapter {n}: Setup {n + 1}", *body, str(n + 1)])
+    path = tmp_path / "manual.pdf"
+    path.write_bytes(docfolder.pdf_bytes(pages))
+    lines = [(b.page, b.text) for b in formats.pdf(path.read_bytes()).blocks]
+    assert lines[:3] == [(1, "Contents"), (1, "1 Setup … 2"), (1, "2 Usage … 3")]
+    assert [text for page, text in lines if page == 3] == [
+        "Step 2 of the setup.",
+        "Cranes need oil.",
+        "Check cable B.",
+    ]
+
+
 def test_docx_headings_title_and_tables(folder):
     chunks = chunks_of(folder / "report.docx")
     assert [c.heading for c in chunks] == ["Quarterly Report › Revenue", "Quarterly Report › Staff"]
@@ -211,6 +228,52 @@ def test_a_text_file_titles_underlined_sections(tmp_path):
     # The titles and their underlines are not glued to the text; a rule under a sentence is kept.
     assert chunks[0].text == "Status: stable"
     assert chunks[1].text.startswith("Packages needed root.\nThe last line of a paragraph.\n-----")
+
+
+def test_a_notebook_reads_as_it_is_shown(tmp_path):
+    cells = [
+        {"cell_type": "markdown", "source": ["# Weather study\n", "\n", "We fit the **wombat** model."]},
+        {
+            "cell_type": "code",
+            "source": ["fit = train(days)\n", "print(fit.score)"],
+            "outputs": [
+                {"output_type": "stream", "name": "stdout", "text": ["\x1b[1m0.93\x1b[0m\n"]},
+                {"output_type": "stream", "name": "stderr", "text": ["UserWarning: slow\n"]},
+                {"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"}},
+            ],
+        },
+        {"cell_type": "markdown", "source": "## Logs"},
+        {
+            "cell_type": "code",
+            "source": "run()",
+            "outputs": [
+                {"output_type": "execute_result", "data": {"text/plain": [f"epoch {n}\n" for n in range(50)]}},
+                {"output_type": "error", "ename": "KeyError", "traceback": ["Traceback: boom"]},
+            ],
+        },
+    ]
+    path = tmp_path / "study.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {"kernelspec": {"language": "python"}}}))
+    chunks = documents.passages(path, path.read_bytes(), ChunkOptions(200, 0))
+    assert [(c.heading, c.location) for c in chunks] == [
+        ("Weather study", "cells 1-2"),
+        ("Weather study › Logs", "cells 3-4"),
+    ]
+    assert chunks[0].text == (
+        "# Weather study\nWe fit the wombat model.\n```python\nfit = train(days)\nprint(fit.score)\n```\n"
+        "Output:\n```\n0.93\n```"
+    )
+    # A long output shows its start; a traceback, a warning and a picture are not read.
+    logs = chunks[1].text
+    assert "epoch 9\n…\n```" in logs and "epoch 10" not in logs
+    assert not any(word in c.text for c in chunks for word in ("Warning", "Traceback", "Figure", "iVBOR"))
+
+
+def test_a_notebook_that_is_no_json_is_skipped(tmp_path):
+    path = tmp_path / "half.ipynb"
+    path.write_text('{"cells": [{"cell_type": "mark')
+    with pytest.raises(SkipFile, match="not a Jupyter notebook"):
+        documents.passages(path, path.read_bytes())
 
 
 def test_plain_text_has_no_heading_and_line_ranges(folder):

@@ -48,6 +48,7 @@ _MARKUP = {
     ".html": formats.html,
     ".htm": formats.html,
     ".xhtml": formats.html,
+    ".ipynb": formats.notebook,
 }
 _CONTAINERS = {".docx": formats.docx}
 _READ_BY_OCR = {".pdf": formats.pdf, **{suffix: formats.image for suffix in IMAGE_SUFFIXES}}
@@ -225,7 +226,7 @@ def content_hash(data: bytes) -> str:
 
 def read_as_markup(path: Path) -> bool:
     """Whether a reader of marked-up structure (headings, markup) reads the file:
-    Markdown, reStructuredText, prose text, HTML, Word."""
+    Markdown, reStructuredText, prose text, HTML, Jupyter notebooks, Word."""
     return path.suffix.lower() in _MARKUP or path.suffix.lower() == ".docx"
 
 

@@ -9,11 +9,15 @@ passage's location cites.
 from __future__ import annotations
 
 import io
+import json
 import logging
 import re
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
+
+from . import restructuredtext
 
 if TYPE_CHECKING:
     from .ocr import OcrRun
@@ -176,12 +180,74 @@ def _front_matter_title(lines: list[str]) -> tuple[str, int]:
 
 
 def _under_headings(lines: list[str], start: int, headings: dict[int, tuple[int, str]]) -> list[Block]:
+    """A block per line; a line a reader rendered as two (a code block's closing fence on
+    its last line) gives two blocks of its number."""
     blocks, heading = [], ""
     for i in range(start, len(lines)):
         if i in headings:
             heading = headings[i][1]
-        blocks.append(Block(lines[i], i + 1, heading=heading))
+        blocks += [Block(part, i + 1, heading=heading) for part in lines[i].split("\n")]
     return blocks
+
+
+# -- Jupyter notebooks ---------------------------------------------------------------------
+
+OUTPUT_LINES = 10  # a result's start says what it is; a training log's thousandth line does not
+OUTPUT_CHARS = 600
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def notebook(text: str) -> Parsed:
+    """A notebook as it is shown: markdown cells read as Markdown, code cells as fenced
+    code, each followed by the start of its text output (stdout, the cell's value).
+    Warnings, tracebacks and pictures are left out. Read as JSON, every passage was keys,
+    quotes and base64. Blocks are numbered by cell."""
+    try:
+        document = json.loads(text)
+        cells = document.get("cells")
+        if cells is None:  # nbformat 3 kept its cells in worksheets
+            cells = [cell for sheet in document.get("worksheets", []) for cell in sheet.get("cells", [])]
+        metadata = document.get("metadata") or {}
+    except (ValueError, AttributeError) as exc:
+        raise SkipFile(f"not a Jupyter notebook: {brief(exc)}") from None
+    language = (metadata.get("kernelspec") or {}).get("language") or ""
+    lines: list[str] = []
+    cell_of: list[int] = []
+    for number, cell in enumerate(cells, 1):
+        shown = _cell_lines(cell, language)
+        lines += [*shown, ""]
+        cell_of += [number] * (len(shown) + 1)
+    parsed = markdown("\n".join(lines))
+    blocks = [replace(block, number=cell_of[block.number - 1]) for block in parsed.blocks]
+    return Parsed(parsed.title or str(metadata.get("title") or ""), blocks, "cell")
+
+
+def _cell_lines(cell: dict, language: str) -> list[str]:
+    source = _joined(cell.get("source"))
+    if cell.get("cell_type") != "code":  # markdown, and raw cells as the text they are
+        return source.splitlines()
+    if not source.strip():
+        return []
+    results = []
+    for output in cell.get("outputs") or []:
+        if output.get("output_type") == "stream" and output.get("name") == "stdout":
+            results.append(_joined(output.get("text")))
+        elif output.get("output_type") in ("execute_result", "pyout"):
+            results.append(_joined((output.get("data") or {}).get("text/plain", output.get("text"))))
+    shown = [f"```{language}", *source.splitlines(), "```"]
+    result = [line for line in _ANSI.sub("", "".join(results)).splitlines() if line.strip()]
+    if result:
+        start = "\n".join(result[:OUTPUT_LINES])
+        cut = start[:OUTPUT_CHARS].splitlines() + (
+            ["…"] if len(start) > OUTPUT_CHARS or len(result) > OUTPUT_LINES else []
+        )
+        shown += ["Output:", "```", *cut, "```"]
+    return shown
+
+
+def _joined(source) -> str:
+    """A notebook's text: a string, or a list of lines as nbformat writes it."""
+    return "".join(source) if isinstance(source, list) else str(source or "")
 
 
 # -- reStructuredText ----------------------------------------------------------------------
@@ -190,8 +256,9 @@ _RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+<>:._])\1{2,}\s*$")
 
 
 def rst(text: str) -> Parsed:
-    """Section titles are lines underlined (optionally overlined) by a punctuation run."""
-    return _underlined(text.splitlines(), lambda lines, i: True)
+    """Section titles are lines underlined (optionally overlined) by a punctuation run;
+    directives and roles read as Sphinx shows them (restructuredtext.py)."""
+    return _underlined(text.splitlines(), lambda lines, i: True, restructuredtext.shown)
 
 
 def text_file(text: str) -> Parsed:
@@ -207,7 +274,9 @@ def text_file(text: str) -> Parsed:
     return _underlined(text.splitlines(), titled)
 
 
-def _underlined(lines: list[str], titled: Callable[[list[str], int], bool]) -> Parsed:
+def _underlined(
+    lines: list[str], titled: Callable[[list[str], int], bool], render: Callable[[list[str]], list[str]] = list
+) -> Parsed:
     headings: dict[int, tuple[int, str]] = {}
     for i in range(len(lines) - 1):
         line = lines[i].strip()
@@ -223,7 +292,7 @@ def _underlined(lines: list[str], titled: Callable[[list[str], int], bool]) -> P
         *(i + 1 for i in headings),
         *(i - 1 for i in headings if i and _RST_ADORNMENT.match(lines[i - 1])),
     }
-    shown = ["" if i in drawn else line for i, line in enumerate(lines)]
+    shown = render(["" if i in drawn else line for i, line in enumerate(lines)])
     return Parsed(title, _under_headings(shown, 0, headings), "line")
 
 
@@ -341,6 +410,10 @@ def _items(soup) -> tuple[set[int], set[int]]:
 # A page whose text layer has fewer letters and digits than this is a scan (or a scan
 # with a stray page number in its text layer): its image is read by OCR instead.
 MIN_PAGE_CHARS = 16
+RUNNING_PAGES = 3
+_NUMBERS = re.compile(r"\d+")
+# A contents page's dot leaders ("2.3 Simple parsing . . . . . . 4"): every dot was a word.
+_LEADER = re.compile(r"[ \t]*(?:\.[ \t]*){5,}")
 
 
 def pdf(data: bytes, ocr: OcrRun | None = None) -> Parsed:
@@ -370,15 +443,42 @@ def pdf(data: bytes, ocr: OcrRun | None = None) -> Parsed:
         from .ocr import pdf_pages
 
         read = pdf_pages(ocr, data, scanned)
+    lines = [(text or "").splitlines() for text in texts]
+    running = _running(lines)
     blocks = []
     for number, text in enumerate(texts, 1):
         if read.get(number):
             blocks += _ocr_blocks(read[number], page=number)
         elif text:
-            blocks += [Block(line, n, page=number) for n, line in enumerate(text.splitlines(), 1)]
+            page = lines[number - 1]
+            start, end = _within_running(page, running)
+            blocks += [Block(_LEADER.sub(" … ", page[n]), n + 1, page=number) for n in range(start, end)]
     if pages and not read and all(text is None for text in texts):
         raise SkipFile("cannot read PDF: no page could be decoded")
     return Parsed(str(title).strip(), blocks, "line")
+
+
+def _running(pages: list[list[str]]) -> set[str]:
+    """Running heads and feet: a line among the first two or the last two of
+    ``RUNNING_PAGES`` or more pages, numbers made alike ("Chapter 2: Utilities 6", a page
+    number alone). Read as text, a book's title began every page's first sentence
+    ("Shared MIME-info Database • A magic-deleteall element ...")."""
+    seen = Counter(_alike(line) for lines in pages for line in {*lines[:2], *lines[-2:]})
+    return {line for line, count in seen.items() if count >= RUNNING_PAGES and line}
+
+
+def _within_running(lines: list[str], running: set[str]) -> tuple[int, int]:
+    """The range of a page's lines between its running head and its running foot."""
+    start, end = 0, len(lines)
+    while start < end and _alike(lines[start]) in running:
+        start += 1
+    while end > start and _alike(lines[end - 1]) in running:
+        end -= 1
+    return start, end
+
+
+def _alike(line: str) -> str:
+    return _NUMBERS.sub("#", line.strip())
 
 
 def _unusable(text: str) -> bool:

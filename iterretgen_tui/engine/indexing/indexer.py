@@ -43,7 +43,8 @@ from .ocr import OCR_MODES, OcrCancelled, OcrRun
 from .superseded import RemovedIndex, remove_superseded
 
 PARSER_VERSION = "1"  # bump when parsing, splitting or the embedded text changes
-MARKUP_VERSION = "12"  # bump when markup alone is read differently: only those files are read again
+MARKUP_VERSION = "13"  # bump when markup alone is read differently: only those files are read again
+PDF_VERSION = "2"  # the same for a PDF's text layer (its scanned pages are read by OCR again with it)
 BATCH_PASSAGES = 256
 BATCH_FILES = 512
 BATCH_SECONDS = 5.0
@@ -284,13 +285,17 @@ def watch_folder(
 
 # The files a setting's change reads again: another OCR mode (or an index from before OCR),
 # PDFs and images only; a newer markup reader, the files read for their structure only
-# (documents.read_as_markup).
-_REREADS: dict[str, Callable[[Path], bool]] = {"ocr": read_by_ocr, "markup": read_as_markup}
+# (documents.read_as_markup); a newer PDF reader, PDFs.
+_REREADS: dict[str, Callable[[Path], bool]] = {
+    "ocr": read_by_ocr,
+    "markup": read_as_markup,
+    "pdf": lambda path: path.suffix.lower() == ".pdf",
+}
 
 
 def _outdated(index: PassageIndex, ocr: str) -> dict[str, str]:
     """The settings of _REREADS this index was read with that differ now, with their new values."""
-    wanted = {"ocr": ocr, "markup": MARKUP_VERSION}
+    wanted = {"ocr": ocr, "markup": MARKUP_VERSION, "pdf": PDF_VERSION}
     return {key: value for key, value in wanted.items() if index.meta(key) != value}
 
 
