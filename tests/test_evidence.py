@@ -519,6 +519,16 @@ def test_weak_answers_are_named():
     assert supported("config.toml", ["saved to config.toml"])
 
 
+def test_a_factoid_stating_a_number_no_passage_holds_is_unsupported():
+    passages = ["The server listens on port 8000 by default.", "Timeouts are 30 s (`timeout`)."]
+    assert supported("port 8000", passages, "Which port does it use?")
+    assert not supported("port 8080", passages, "Which port does it use?")
+    assert supported("port 8080", passages, "Is it port 8080?")  # the user's own number
+    assert supported("8,000 or 30", ["8000", "30"], "")
+    assert supported("port 8080", passages)  # an open reply's numbers ("[1]", "two") are not checked
+    assert weakness(final_with("config.toml, port 8080")) is Weakness.UNSUPPORTED
+
+
 def test_support_is_how_near_any_sentence_comes_to_the_question_or_its_answer():
     text = "Bananas are yellow. F5 lists the installed models in a window of its own."
     passages = [Passage(4, text, "Keys", "k.md"), Passage(5, "Pears are green.", "Fruit", "f.md")]
