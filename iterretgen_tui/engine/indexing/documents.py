@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import charset_normalizer
 
 from ..errors import IterRetGenError
-from . import formats
+from . import formats, packaged
 from .chunking import Chunk, ChunkOptions, split
 from .formats import SkipFile
 from .ignore import IGNORE_FILE, Ignores, Tally
@@ -50,7 +50,21 @@ _MARKUP = {
     ".xhtml": formats.html,
     ".ipynb": formats.notebook,
 }
-_CONTAINERS = {".docx": formats.docx}
+_CONTAINERS = {".docx": formats.docx, ".epub": packaged.epub, ".odt": packaged.odt}
+# Formats it does not read, named: "binary file" told a user nothing about a spreadsheet.
+_NOT_READ = {
+    ".doc": "a Word 97-2003 document (saved as .docx it is read)",
+    ".xls": "a spreadsheet",
+    ".xlsx": "a spreadsheet",
+    ".ods": "a spreadsheet",
+    ".ppt": "a presentation",
+    ".pptx": "a presentation",
+    ".odp": "a presentation",
+    ".zip": "an archive",
+    ".gz": "an archive",
+    ".tar": "an archive",
+    ".7z": "an archive",
+}
 _READ_BY_OCR = {".pdf": formats.pdf, **{suffix: formats.image for suffix in IMAGE_SUFFIXES}}
 
 
@@ -226,8 +240,8 @@ def content_hash(data: bytes) -> str:
 
 def read_as_markup(path: Path) -> bool:
     """Whether a reader of marked-up structure (headings, markup) reads the file:
-    Markdown, reStructuredText, prose text, HTML, Jupyter notebooks, Word."""
-    return path.suffix.lower() in _MARKUP or path.suffix.lower() == ".docx"
+    Markdown, reStructuredText, prose text, HTML, Jupyter notebooks, Word, EPUB, OpenDocument."""
+    return path.suffix.lower() in _MARKUP or path.suffix.lower() in _CONTAINERS
 
 
 def read_by_ocr(path: Path) -> bool:
@@ -241,6 +255,8 @@ def passages(
     """``ocr`` reads scanned pages and images (None: OCR is off); it raises OcrCancelled
     when the run is cancelled between two pages."""
     suffix = path.suffix.lower()
+    if suffix in _NOT_READ:
+        raise SkipFile(f"not a format it reads: {_NOT_READ[suffix]}")
     try:
         if suffix in _READ_BY_OCR:
             parsed = _READ_BY_OCR[suffix](data, ocr)
