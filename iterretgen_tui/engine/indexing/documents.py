@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import charset_normalizer
 
 from ..errors import IterRetGenError
-from . import formats, packaged
+from . import formats, latex, packaged
 from .chunking import Chunk, ChunkOptions, split
 from .formats import SkipFile
 from .ignore import IGNORE_FILE, Ignores, Tally
@@ -49,6 +49,7 @@ _MARKUP = {
     ".htm": formats.html,
     ".xhtml": formats.html,
     ".ipynb": formats.notebook,
+    ".tex": latex.latex,
 }
 _CONTAINERS = {".docx": formats.docx, ".epub": packaged.epub, ".odt": packaged.odt}
 # Formats it does not read, named: "binary file" told a user nothing about a spreadsheet.
@@ -240,7 +241,7 @@ def content_hash(data: bytes) -> str:
 
 def read_as_markup(path: Path) -> bool:
     """Whether a reader of marked-up structure (headings, markup) reads the file:
-    Markdown, reStructuredText, prose text, HTML, Jupyter notebooks, Word, EPUB, OpenDocument."""
+    Markdown, reStructuredText, prose text, HTML, LaTeX, Jupyter notebooks, Word, EPUB, OpenDocument."""
     return path.suffix.lower() in _MARKUP or path.suffix.lower() in _CONTAINERS
 
 
