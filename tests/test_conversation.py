@@ -16,6 +16,7 @@ from iterretgen_tui.engine.loop.conversation import (
     accepted,
     clean_rewrite,
     next_rewrite,
+    ordinal_resolved,
     points_back,
     read_question,
     recent_turns,
@@ -105,6 +106,26 @@ def test_a_rewrite_that_answers_or_loops_is_not_taken():
     assert clean_rewrite('Question: "Where was Gustave Eiffel born?"\nmore') == REWRITE
 
 
+def test_the_second_one_of_a_listed_answer_is_named_without_the_reader():
+    question = "Which binary names does the second one provide?"
+    turns = (Turn("Which package managers does Corepack support?", "Yarn and pnpm"),)
+    generator = ScriptedGenerator(by_kind("Which binary names does Yarn provide?"))
+    assert read_question(question, turns, generator, threading.Event()).searched == (
+        "Which binary names does pnpm provide?"
+    )
+    assert generator.prompts == []  # no rewrite was asked for
+    assert ordinal_resolved("And the latter?", "`yarn`, `pnpm` or `npm`.") == "And `npm`?"
+    assert ordinal_resolved("What does the first one cost?", "A monthly plan; a yearly plan") == (
+        "What does A monthly plan cost?"
+    )
+    # No list to choose from: a sentence, one item, or too few items for the place named.
+    sentence = "Corepack supports Yarn and pnpm, package managers that many projects use today for installs."
+    assert ordinal_resolved("What does the second one cost?", sentence) == ""
+    assert ordinal_resolved("What does the second one cost?", "Yarn") == ""
+    assert ordinal_resolved("What about the third one?", "Yarn and pnpm") == ""
+    assert ordinal_resolved("Which one is faster?", "Yarn and pnpm") == ""
+
+
 def test_a_rewrite_that_drops_the_question_is_not_taken():
     turns = (Turn("What does console.clear do when stdout is not a TTY?", "it does nothing"),)
     # The question before it, written again: none of the question's own words are left.
@@ -121,7 +142,7 @@ def test_a_rewrite_that_drops_the_question_is_not_taken():
 
 def test_a_follow_up_that_points_back_is_read_with_its_turns_though_the_reader_left_it():
     turns = (Turn("Which package managers does Corepack support?", "Yarn and pnpm"),)
-    question = "Which binary names does the second one provide?"
+    question = "Which binary names does that one provide?"
     generator = ScriptedGenerator(by_kind(question))  # the reader repeats it: "it stands alone"
     events = run(generator, question=question, turns=turns)
     assert events[-1].standalone == ""

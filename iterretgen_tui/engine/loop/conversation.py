@@ -222,12 +222,40 @@ def read_question(
     turns = tuple(turns)
     if not turns:
         return Asked(question)
+    chosen = ordinal_resolved(question, turns[-1].answer)
+    if chosen:
+        return Asked(question, turns, chosen)
     messages = rewrite_messages(turns, question)
     reply = short_reply(generator, messages, REWRITE_TOKENS, cancel, lambda text: "\n" in text.strip())  # one line
     rewrite = clean_rewrite(reply)
     if cancel.is_set() or not accepted(rewrite, question, turns) or same_question(rewrite, question):
         return Asked(question, turns)
     return Asked(question, turns, rewrite)
+
+
+MAX_LIST_WORDS = 12  # a longer answer is a sentence, whose commas list no choices
+MAX_ITEM_WORDS = 5
+_ORDINAL = re.compile(r"\bthe\s+(?:(first|second|third|fourth|fifth|last)\s+one|(former|latter))\b", re.IGNORECASE)
+_PLACES = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "last": -1, "former": 0, "latter": -1}
+_LIST_SEPARATOR = re.compile(r"\s*[,;]\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
+
+
+def ordinal_resolved(question: str, answer: str) -> str:
+    """The question with "the second one" (or "the first one", "the last one", "the
+    former", "the latter") replaced by that item of the last answer, where the answer is
+    a short list ("Yarn and pnpm"): "Which binary names does the second one provide?" ->
+    "Which binary names does pnpm provide?". "" where there is nothing to resolve. Told
+    to write the name in, the 1.5B left that question as it was, and its draft named
+    the first item's binaries."""
+    found = _ORDINAL.search(question)
+    words = answer.split()
+    if not found or not words or len(words) > MAX_LIST_WORDS:
+        return ""
+    items = [item.strip() for item in _LIST_SEPARATOR.split(answer.strip().rstrip(".")) if item.strip()]
+    place = _PLACES[(found[1] or found[2]).lower()]
+    if len(items) < 2 or place >= len(items) or any(len(item.split()) > MAX_ITEM_WORDS for item in items):
+        return ""
+    return f"{question[: found.start()]}{items[place]}{question[found.end() :]}"
 
 
 def context_search(asked: Asked) -> str:
