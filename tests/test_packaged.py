@@ -105,3 +105,16 @@ def test_damaged_or_unread_packages_are_skipped_with_their_reason(tmp_path, name
     with pytest.raises(SkipFile) as caught:
         read(tmp_path, name, data)
     assert caught.value.reason.startswith(reason)
+
+
+def test_a_gzipped_file_is_read_as_the_file_it_holds(tmp_path):
+    import gzip
+
+    [chunk] = read(tmp_path, "notes.md.gz", gzip.compress(b"# Herons\n\nThe grey heron waits.\n"))
+    assert (chunk.heading, chunk.text) == ("Herons", "# Herons\nThe grey heron waits.")
+    for name, data, reason in (
+        ("torn.txt.gz", gzip.compress(b"some words " * 50)[:30], "cannot decompress"),
+        ("bundle.tar.gz", gzip.compress(b"x"), "not a format it reads: an archive"),
+    ):
+        with pytest.raises(SkipFile, match=reason):
+            read(tmp_path, name, data)

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import codecs
 import errno
+import gzip
 import hashlib
+import io
 import os
 import stat
 import unicodedata
+import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -62,8 +65,8 @@ _NOT_READ = {
     ".pptx": "a presentation",
     ".odp": "a presentation",
     ".zip": "an archive",
-    ".gz": "an archive",
     ".tar": "an archive",
+    ".tgz": "an archive",
     ".7z": "an archive",
 }
 _READ_BY_OCR = {".pdf": formats.pdf, **{suffix: formats.image for suffix in IMAGE_SUFFIXES}}
@@ -241,8 +244,10 @@ def content_hash(data: bytes) -> str:
 
 def read_as_markup(path: Path) -> bool:
     """Whether a reader of marked-up structure (headings, markup) reads the file:
-    Markdown, reStructuredText, prose text, HTML, LaTeX, Jupyter notebooks, Word, EPUB, OpenDocument."""
-    return path.suffix.lower() in _MARKUP or path.suffix.lower() in _CONTAINERS
+    Markdown, reStructuredText, prose text, HTML, LaTeX, Jupyter notebooks, Word, EPUB,
+    OpenDocument, and any gzip-compressed file."""
+    suffix = path.suffix.lower()
+    return suffix in _MARKUP or suffix in _CONTAINERS or suffix == ".gz"  # gzip files were skipped before
 
 
 def read_by_ocr(path: Path) -> bool:
@@ -255,6 +260,8 @@ def passages(
 ) -> list[Chunk]:
     """``ocr`` reads scanned pages and images (None: OCR is off); it raises OcrCancelled
     when the run is cancelled between two pages."""
+    if path.suffix.lower() == ".gz":
+        path, data = _gunzipped(path, data)
     suffix = path.suffix.lower()
     if suffix in _NOT_READ:
         raise SkipFile(f"not a format it reads: {_NOT_READ[suffix]}")
@@ -273,6 +280,24 @@ def passages(
     if not chunks:
         raise SkipFile("no text found" + _no_text_hint(suffix, ocr))
     return chunks
+
+
+def _gunzipped(path: Path, data: bytes, max_bytes: int = MAX_BYTES) -> tuple[Path, bytes]:
+    """A gzip-compressed file as the file it holds ("notes.md.gz" as "notes.md"): Debian
+    keeps most of /usr/share/doc so, and every such file was skipped as binary."""
+    inner = path.with_suffix("")
+    if inner.suffix.lower() == ".tar":
+        raise SkipFile("not a format it reads: an archive")
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as compressed:
+            data = compressed.read(max_bytes + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise SkipFile(f"cannot decompress: {formats.brief(exc)}") from None
+    if len(data) > max_bytes:
+        raise SkipFile(f"too large: over the limit of {_size(max_bytes)} uncompressed")
+    if not data:
+        raise SkipFile("empty file")
+    return inner, data
 
 
 def _no_text_hint(suffix: str, ocr: OcrRun | None) -> str:
