@@ -225,12 +225,14 @@ def test_new_passage_settings_reprocess_every_file(tmp_path, emb):
     assert not needs_sync(folder, index, ChunkOptions(50, 10))
 
 
-def test_a_newer_markup_reader_reads_markup_files_again_and_nothing_else(tmp_path, emb, monkeypatch):
+@pytest.mark.parametrize("version, again", [("MARKUP_VERSION", "notes.md"), ("PDF_VERSION", "paper.pdf")])
+def test_a_newer_reader_reads_its_files_again_and_nothing_else(tmp_path, emb, monkeypatch, version, again):
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "notes.md").write_text("# Otters\n<!-- draft: badgers -->\nOtters swim at dusk.\n", "utf-8")
     (folder / "plain.csv").write_text("bird,place\nheron,river\n", "utf-8")
-    monkeypatch.setattr(indexer, "MARKUP_VERSION", "older")
+    (folder / "paper.pdf").write_bytes(docfolder.pdf_bytes([["Herons wade at dawn."]]))
+    monkeypatch.setattr(indexer, version, "older")
     index, _ = sync(folder, emb)
     monkeypatch.undo()
     assert needs_sync(folder, index)
@@ -238,26 +240,9 @@ def test_a_newer_markup_reader_reads_markup_files_again_and_nothing_else(tmp_pat
     real_read = indexer.read
     monkeypatch.setattr(indexer, "read", lambda entry, cap: read_paths.append(entry.path.name) or real_read(entry, cap))
     report = sync_folder(folder, index, emb)
-    assert read_paths == ["notes.md"] and report.updated == 1 and report.unchanged == 1
+    assert read_paths == [again] and report.updated == 1 and report.unchanged == 2
     assert not needs_sync(folder, index)
     assert not any("badgers" in text for _, _, text in all_passages(index))
-
-
-def test_a_newer_pdf_reader_reads_pdfs_again_and_nothing_else(tmp_path, emb, monkeypatch):
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "paper.pdf").write_bytes(docfolder.pdf_bytes([["Otters swim at dusk."]]))
-    (folder / "notes.md").write_text("# Herons\nHerons wade.\n", "utf-8")
-    monkeypatch.setattr(indexer, "PDF_VERSION", "older")
-    index, _ = sync(folder, emb)
-    monkeypatch.undo()
-    assert needs_sync(folder, index)
-    read_paths = []
-    real_read = indexer.read
-    monkeypatch.setattr(indexer, "read", lambda entry, cap: read_paths.append(entry.path.name) or real_read(entry, cap))
-    report = sync_folder(folder, index, emb)
-    assert read_paths == ["paper.pdf"] and report.updated == 1 and report.unchanged == 1
-    assert not needs_sync(folder, index)
 
 
 def test_progress_is_reported(tmp_path, emb):
