@@ -525,6 +525,8 @@ def test_a_factoid_stating_a_number_no_passage_holds_is_unsupported():
     assert not supported("port 8080", passages, "Which port does it use?")
     assert supported("port 8080", passages, "Is it port 8080?")  # the user's own number
     assert supported("8,000 or 30", ["8000", "30"], "")
+    assert supported("localhost:8000", ["Open http://localhost:8000/ in a browser."], "")
+    assert not supported("port 8000", ["The port is 18000."], "")
     assert supported("port 8080", passages)  # an open reply's numbers ("[1]", "two") are not checked
     assert weakness(final_with("config.toml, port 8080")) is Weakness.UNSUPPORTED
 
