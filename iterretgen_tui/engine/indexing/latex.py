@@ -21,7 +21,6 @@ _TITLE = re.compile(r"\\title(?:\[[^\]]*\])?" + _BRACED)
 _COMMENT = re.compile(r"(?<!\\)%.*")
 _BEGIN = re.compile(r"\\(begin|end)\{([A-Za-z*]+)\}(?:\[[^\]]*\])?")
 _VERBATIM = {"verbatim", "verbatim*", "lstlisting", "minted", "Verbatim"}
-_LISTS = {"itemize", "enumerate", "description"}
 _ITEM = re.compile(r"\\item(?:\[([^\]]*)\])?\s*")
 _GONE = re.compile(
     r"\\(?:label|vspace|hspace|includegraphics|bibliographystyle|bibliography|input|include|usepackage"
