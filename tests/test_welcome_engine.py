@@ -32,6 +32,9 @@ def test_a_heading_becomes_a_question():
     assert question_for("Guide › 3.1 Setup") == "What does Guide say about setup?"
     assert question_for("Guide › 3 ways to win") == "What does Guide say about 3 ways to win?"
     assert question_for("Introduction › Usage") == "What do the documents say about usage?"
+    # A title in capitals reads as a title; a short word in it may be an acronym.
+    assert question_for("TRIGGERS › DPKG DETAILS") == "What does Triggers say about DPKG Details?"
+    assert question_for("FAQ › API") == "What does FAQ say about API?"
 
 
 def test_examples_take_the_biggest_sections_one_per_file_and_skip_file_names():

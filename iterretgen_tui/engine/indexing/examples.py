@@ -39,14 +39,14 @@ def question_for(title: str) -> str:
     """A question a heading invites: itself when it is one ("How do I …", "Why is …"),
     else one about the topic it names ("What you see" names a topic, not a question)."""
     document, _, heading = title.rpartition(SECTION)
-    heading = NUMBERING.sub("", heading.strip()).rstrip(":.")
+    heading = _unshouted(NUMBERING.sub("", heading.strip()).rstrip(":."))
     if heading.endswith("?"):
         return heading
     words = heading.lower().split()
     if (words[0] in WH_WORDS and len(words) > 1 and words[1] in AUXILIARIES) or words[0] in AUXILIARIES - {"to"}:
         return f"{heading}?"
     topic = heading if _proper(heading) or _title_case(heading) else heading[0].lower() + heading[1:]
-    name = NUMBERING.sub("", document.split(SECTION)[0])
+    name = _unshouted(NUMBERING.sub("", document.split(SECTION)[0]))
     if name and len(name.split()) <= MAX_NAME_WORDS and "?" not in name and name.lower() not in GENERIC_NAMES:
         return f"What does {_in_sentence(name)} say about {topic}?"
     return f"What do the documents say about {topic if document else heading}?"
@@ -93,6 +93,15 @@ def _title_case(text: str) -> bool:
     """A later word is capitalised too ("Users and Groups"): lowering only the first
     letter would read "users and Groups"."""
     return any(word[:1].isupper() for word in text.split()[1:])
+
+
+def _unshouted(text: str) -> str:
+    """A title in capitals as a title ("TRIGGERS" -> "Triggers", a plain-text
+    specification's): its words of five letters or more capitalised, shorter ones, which
+    may be acronyms ("DPKG", "API"), left as they are."""
+    if not text.isupper():
+        return text
+    return " ".join(word.capitalize() if sum(ch.isalpha() for ch in word) > 4 else word for word in text.split())
 
 
 def _in_sentence(name: str) -> str:
