@@ -260,11 +260,14 @@ def passages(
 ) -> list[Chunk]:
     """``ocr`` reads scanned pages and images (None: OCR is off); it raises OcrCancelled
     when the run is cancelled between two pages."""
-    if path.suffix.lower() == ".gz":
-        path, data = _gunzipped(path, data)
+    compressed = path.suffix.lower() == ".gz"
+    if compressed:  # read as the file it holds: "notes.md.gz" as "notes.md"
+        path = path.with_suffix("")
     suffix = path.suffix.lower()
-    if suffix in _NOT_READ:
+    if suffix in _NOT_READ:  # ".tar.gz" too, before it is inflated
         raise SkipFile(f"not a format it reads: {_NOT_READ[suffix]}")
+    if compressed:
+        data = _gunzipped(data)
     try:
         if suffix in _READ_BY_OCR:
             parsed = _READ_BY_OCR[suffix](data, ocr)
@@ -282,12 +285,9 @@ def passages(
     return chunks
 
 
-def _gunzipped(path: Path, data: bytes, max_bytes: int = MAX_BYTES) -> tuple[Path, bytes]:
-    """A gzip-compressed file as the file it holds ("notes.md.gz" as "notes.md"): Debian
-    keeps most of /usr/share/doc so, and every such file was skipped as binary."""
-    inner = path.with_suffix("")
-    if inner.suffix.lower() == ".tar":
-        raise SkipFile("not a format it reads: an archive")
+def _gunzipped(data: bytes, max_bytes: int = MAX_BYTES) -> bytes:
+    """What a gzip-compressed file holds: Debian keeps most of /usr/share/doc so, and
+    every such file was skipped as binary."""
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as compressed:
             data = compressed.read(max_bytes + 1)
@@ -297,7 +297,7 @@ def _gunzipped(path: Path, data: bytes, max_bytes: int = MAX_BYTES) -> tuple[Pat
         raise SkipFile(f"too large: over the limit of {_size(max_bytes)} uncompressed")
     if not data:
         raise SkipFile("empty file")
-    return inner, data
+    return data
 
 
 def _no_text_hint(suffix: str, ocr: OcrRun | None) -> str:
