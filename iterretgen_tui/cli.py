@@ -116,6 +116,11 @@ def settings_from(args: argparse.Namespace, **extra):
     read from ``args`` where the command has them)."""
     from . import config
 
+    return config.load(flag_overrides(args, **extra))
+
+
+def flag_overrides(args: argparse.Namespace, **extra) -> dict:
+    """The settings the user's flags set (``extra``: a command's own), the unset left out."""
     flags = {
         name: getattr(args, name, None)
         for name in (
@@ -135,7 +140,7 @@ def settings_from(args: argparse.Namespace, **extra):
         )
     }
     flags.update(extra)
-    return config.load({k: v for k, v in flags.items() if v is not None})
+    return {k: v for k, v in flags.items() if v is not None}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -57,6 +57,9 @@ class Settings:
     # The chat pulls the default reader by itself when it is missing (docs/models.md);
     # off for metered connections.
     auto_pull: bool = True
+    # `ask` reads its conversation ahead for the next `ask --continue` in a background
+    # process once it has answered (read_ahead.py); off, a follow-up evaluates it itself.
+    read_ahead: bool = True
     # Folders of GGUF files to offer as readers, besides the stores found by themselves
     # (models/found.py); ITERRETGEN_MODEL_FOLDERS separates them with os.pathsep.
     model_folders: tuple[str, ...] = ()

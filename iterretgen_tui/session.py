@@ -34,22 +34,30 @@ class Session:
         self.cores = CoreShare()  # indexing takes half the LLM's cores while it runs
 
     def load_models(self, status: Callable[[str], None] = lambda message: None) -> None:
+        if self.settings.llm_server:  # the reader runs elsewhere: nothing to find or load here
+            self.generator = self.served_reader(status)  # fails before the slow load
+            self.load_embedder(status)
+        else:
+            reader = self.chosen_reader(status)  # fails before the slow load
+            self.load_embedder(status)
+            self.load_reader(reader.path, status)
+        status("models ready")
+
+    def chosen_reader(self, status: Callable[[str], None] = lambda message: None) -> models.Reader:
+        """The local reader the settings name (or its fallback), said when it is a fallback."""
+        settings = self.settings
+        reader = models.choose_reader(settings.llm, fallback=self.fallback_reader, folders=settings.model_folders)
+        self.reader_note = reader.note
+        if reader.note:
+            status(reader.note)
+        return reader
+
+    def load_reader(self, llm_path: Path, status: Callable[[str], None] = lambda message: None) -> None:
         from .engine.loop.conversation import rewrite_prefix
         from .engine.loop.generator import LlamaGenerator
         from .engine.loop.prompts import every_demo_prefix
 
         settings = self.settings
-        if settings.llm_server:  # the reader runs elsewhere: nothing to find or load here
-            self.generator = self.served_reader(status)  # fails before the slow load
-            self.load_embedder(status)
-            status("models ready")
-            return
-        # Fails before the slow load.
-        reader = models.choose_reader(settings.llm, fallback=self.fallback_reader, folders=settings.model_folders)
-        llm_path, self.reader_note = reader.path, reader.note
-        if reader.note:
-            status(reader.note)
-        self.load_embedder(status)
         status(f"loading LLM {llm_path.name}")
         try:
             self.generator = LlamaGenerator(
@@ -65,7 +73,6 @@ class Session:
             )
         except ValueError as exc:  # llama.cpp refuses a damaged or unsupported file
             raise models.ModelError(f"cannot load {llm_path}: {exc}") from None
-        status("models ready")
 
     def served_reader(self, status: Callable[[str], None]):
         """The reader an OpenAI-compatible server runs: the model --llm names, or with
@@ -90,20 +97,34 @@ class Session:
         """Evaluate the reader's demos ahead of the first question (background work)."""
         self.generator.warm()
 
-    def read_ahead(self, turns: Sequence[Turn], stop: threading.Event | None = None) -> None:
+    def read_ahead(self, turns: Sequence[Turn], stop: threading.Event | None = None, *, disk: bool = False) -> None:
         """Evaluate what the next question's prompts start with, the conversation so far,
         while the user reads the answer (background work): its draft's, where it leans on
         the turns (kept aside), then its rewrite's. A follow-up then evaluates only its own
-        words and its passages. Once ``stop`` is set, no further step is taken."""
-        from .engine.loop.conversation import next_rewrite
-
+        words and its passages. Once ``stop`` is set, no further step is taken. ``disk``:
+        both are kept and saved for the process that asks the follow-up (``recall_ahead``),
+        the rewrite's first: it is what a follow-up needs first, and it may stop this early."""
         if self.generator is None or not turns:
             return
-        draft = iterretgen.next_draft_start(turns, self.generator, self.settings.loop)
-        for messages, keep in ((draft, True), (next_rewrite(turns), False)):
+        draft, rewrite = self.ahead_of(turns)
+        for messages in (rewrite, draft) if disk else (draft, rewrite):
             if stop is not None and stop.is_set():
                 return
-            self.generator.prefill(messages, keep=keep)
+            self.generator.prefill(messages, keep=disk or messages is draft, disk=disk)
+
+    def recall_ahead(self, turns: Sequence[Turn]) -> None:
+        """Take up what another process read ahead after ``turns`` and saved (`ask`'s
+        read-ahead, read_ahead.py), as far as it got."""
+        if self.generator is None or not turns:
+            return
+        for messages in self.ahead_of(turns):
+            self.generator.recall(messages)
+
+    def ahead_of(self, turns: Sequence[Turn]) -> tuple[list, list]:
+        """The next question's draft start (where it leans on the turns) and rewrite start."""
+        from .engine.loop.conversation import next_rewrite
+
+        return iterretgen.next_draft_start(turns, self.generator, self.settings.loop), next_rewrite(turns)
 
     def load_embedder(self, status: Callable[[str], None] = lambda message: None) -> None:
         """The embedder alone (enough for `index`); its identity names the folder's index."""

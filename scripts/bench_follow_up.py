@@ -2,13 +2,16 @@
 """What a follow-up costs, with and without the conversation read ahead: per task, the
 seconds from the question to its rewrite (engine/loop/conversation.py), to the first
 stated answer and to the final one, the prompt tokens llama.cpp evaluated meanwhile, and
-the seconds the read-ahead took before the question (the chat reads ahead while the user
-reads an answer, Session.read_ahead; `ask --continue` starts a new process and cannot).
-Printed as JSON, with the CPU.
+the seconds the read-ahead took before the question. Printed as JSON, with the CPU.
 
+Three ways: ``cold``, nothing read ahead (`ask --continue` with read_ahead off);
+``read_ahead``, the conversation read ahead in this process, as the chat does while the
+user reads an answer (Session.read_ahead); ``saved``, read ahead and saved to disk, then
+everything in memory forgotten and taken up from the files, as `ask --continue` does after
+`ask`'s read-ahead process (read_ahead.py; the files' reading counts in the question).
 Each task's last turn is answered once per way after its conversation as given, the order
 turning with each task, from the reader's saved demo states alone (the context emptied
-first), so a noisy machine weighs on both alike; the answers should be the same.
+first), so a noisy machine weighs on all alike; the answers should be the same.
 
   PYTHONPATH=.:scripts scripts/bench_follow_up.py ../shared/data/mtrag-govt-fiqa --sample 40
 """
@@ -34,7 +37,7 @@ from iterretgen_tui.engine.loop.events import FinalAnswer, QuestionRead
 from iterretgen_tui.engine.retrieval.modes import build_retriever
 from iterretgen_tui.session import Session
 
-WAYS = ("cold", "read_ahead")
+WAYS = ("cold", "read_ahead", "saved")
 
 
 def followed_up(task, session: Session, retriever, way: str) -> dict:
@@ -42,12 +45,16 @@ def followed_up(task, session: Session, retriever, way: str) -> dict:
     generator = session.generator
     generator.reset()
     read_ahead = 0.0
-    if way == "read_ahead":
+    if way != "cold":
         started = time.perf_counter()
-        session.read_ahead(task.turns)
+        session.read_ahead(task.turns, disk=way == "saved")
         read_ahead = time.perf_counter() - started
+    if way == "saved":
+        generator.reset()  # a new process: nothing evaluated, nothing in memory
     before = generator.evaluated()
     started = time.perf_counter()
+    if way == "saved":
+        session.recall_ahead(task.turns)
     rewrite = 0.0
     events = iterretgen.run(
         task.question, retriever=retriever, generator=generator, options=session.settings.loop, turns=task.turns
@@ -101,18 +108,22 @@ def main() -> None:
         tasks = [tasks[i * len(tasks) // args.sample] for i in range(args.sample)]
     rows: dict[str, list[dict]] = {way: [] for way in WAYS}
     for k, task in enumerate(tasks):
-        for way in WAYS[k % 2 :] + WAYS[: k % 2]:
+        for way in WAYS[k % 3 :] + WAYS[: k % 3]:
             rows[way].append({"id": task.id, **followed_up(task, session, retriever, way)})
         print(f"{k + 1}/{len(tasks)}", file=sys.stderr)
-    pairs = list(zip(rows["cold"], rows["read_ahead"]))
+    cold = rows["cold"]
     print_report(
         {
             "llama_cpp_build": llama_cpp.llama_print_system_info().decode().strip(),
             "llm": session.info()["llm"],
             "set": str(args.dataset),
             "n": len(tasks),
-            "same_rewrites": sum(cold["standalone"] == ahead["standalone"] for cold, ahead in pairs),
-            "same_answers": sum(cold["answer"] == ahead["answer"] for cold, ahead in pairs),
+            **{
+                f"same_{what}s_as_cold": {
+                    way: sum(a[key] == b[key] for a, b in zip(cold, rows[way])) for way in WAYS[1:]
+                }
+                for what, key in (("rewrite", "standalone"), ("answer", "answer"))
+            },
             **{way: summary(rows[way]) for way in WAYS},
         }
     )

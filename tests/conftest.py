@@ -44,6 +44,8 @@ def _isolated_home(tmp_path_factory, monkeypatch, _onnx_exports):
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     # The suite reads with the embedded SmolLM2, never the default reader (a 1.1 GB pull).
     monkeypatch.setenv("ITERRETGEN_LLM", "smollm2-135m")
+    # No `ask` leaves a read-ahead process behind (test_read_ahead.py turns it on).
+    monkeypatch.setenv("ITERRETGEN_READ_AHEAD", "false")
     yield
 
 

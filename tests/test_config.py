@@ -17,7 +17,8 @@ def test_layers_defaults_file_env_flags(monkeypatch):
 
 
 def test_save_round_trip(monkeypatch):
-    monkeypatch.delenv("ITERRETGEN_LLM")  # the suite's pin (conftest) would override the file
+    monkeypatch.delenv("ITERRETGEN_LLM")  # the suite's pins (conftest) would override the file
+    monkeypatch.delenv("ITERRETGEN_READ_AHEAD")
     settings = config.Settings(top_k=9, keep_passages=False, last_folder="/x")
     config.save(settings)
     assert config.load() == settings
@@ -27,6 +28,7 @@ def test_save_leaves_defaults_to_the_version_that_runs(monkeypatch):
     """A value equal to the default is not written, so a later version's better default
     reaches the user (the whole file pinned every default before)."""
     monkeypatch.delenv("ITERRETGEN_LLM")
+    monkeypatch.delenv("ITERRETGEN_READ_AHEAD")
     path = config.save(config.Settings(top_k=9))
     assert path.read_text().strip() == "top_k = 9"
     assert config.load() == config.Settings(top_k=9)

@@ -448,7 +448,7 @@ def test_reading_ahead_evaluates_the_next_draft_then_the_rewrite_and_gives_way_t
     assert rewrite == next_rewrite(TURNS)
     asked = threading.Event()
 
-    def asked_meanwhile(messages, keep=False) -> None:
+    def asked_meanwhile(messages, keep=False, disk=False) -> None:
         generator.prefilled.append(messages)
         asked.set()  # the user asks while the first step runs
 
@@ -457,3 +457,5 @@ def test_reading_ahead_evaluates_the_next_draft_then_the_rewrite_and_gives_way_t
     assert generator.prefilled[2:] == [draft]
     chat.read_ahead((), None)  # a first question has nothing to read ahead
     assert len(generator.prefilled) == 3
+    chat.read_ahead(TURNS, disk=True)  # saved for `ask --continue`: what it needs first, first
+    assert generator.prefilled[3:] == [rewrite, draft]

@@ -10,7 +10,7 @@ import pytest
 
 from iterretgen_tui import models
 from iterretgen_tui.engine.loop.conversation import Turn, conversation_text, next_rewrite, read_question, rewrite_prefix
-from iterretgen_tui.engine.loop.generator import LlamaGenerator
+from iterretgen_tui.engine.loop.generator import AHEAD_KEEP, LlamaGenerator
 from iterretgen_tui.engine.loop.iterretgen import next_draft_start, shown_turns
 from iterretgen_tui.engine.loop.options import LoopOptions
 from iterretgen_tui.engine.loop.prompts import build_prompt, demo_messages
@@ -169,3 +169,36 @@ def test_a_follow_up_s_draft_starts_from_its_turns_read_ahead_though_the_rewrite
     # A question that does not lean on the turns starts from its demos, as before.
     alone = prompt(generator, "Where was Gustave Eiffel born?", FACTOID).messages
     assert answer(generator, alone) == answer(plain, alone)
+
+
+def test_a_new_process_starts_a_follow_up_from_the_turns_another_process_read_ahead(tmp_path, plain):
+    prefixes = [*PREFIXES, rewrite_prefix()]
+    options = LoopOptions()
+    reader = make(tmp_path, prefixes)
+    starts = [next_draft_start(TURNS, reader, options), next_rewrite(TURNS)]
+    for messages in starts:
+        reader.prefill(messages, keep=True, disk=True)
+    del reader
+
+    follow_up = make(tmp_path, prefixes)
+    assert [follow_up.recall(messages) for messages in starts] == [True, True]
+    assert not follow_up.recall(next_rewrite(TURNS[:1]))  # nothing saved for another conversation
+    evaluated = counting(follow_up)
+    assert read_question(FOLLOW_UP, TURNS, follow_up, threading.Event()) == read_question(
+        FOLLOW_UP, TURNS, plain, threading.Event()
+    )
+    assert evaluated[0] < follow_up.count_tokens(FOLLOW_UP) + 16  # the question and the turn's end only
+    earlier = conversation_text(shown_turns(TURNS, follow_up, options))
+    draft = build_prompt(FOLLOW_UP, PASSAGES, count_tokens=follow_up.count_tokens, budget=1500, earlier=earlier)
+    evaluated.clear()
+    assert answer(follow_up, draft.messages) == answer(plain, draft.messages)
+    own = draft.tokens - follow_up.count_tokens("".join(m["content"] for m in draft.messages[:-1]))
+    assert evaluated[0] < own - follow_up.count_tokens(earlier) + 16  # its passages and question only
+
+
+def test_only_the_last_read_ahead_states_are_kept(tmp_path):
+    reader = make(tmp_path, [rewrite_prefix()])
+    for k in range(1, 4):
+        reader.prefill(next_rewrite(TURNS[:k] if k < 3 else TURNS[1:]), keep=True, disk=True)
+    assert len(list((tmp_path / "ahead").glob("*.state"))) == AHEAD_KEEP == len(reader.ahead.held())
+    assert len(list(tmp_path.glob("*.state"))) == 1  # the demos' state is not pushed out by them

@@ -93,8 +93,11 @@ class HeldGenerator(ScriptedGenerator):
     def warm(self) -> None:
         self.warmed.set()
 
-    def prefill(self, messages, *, keep: bool = False) -> None:
+    def prefill(self, messages, *, keep: bool = False, disk: bool = False) -> None:
         self.prefilled.append(messages)
+
+    def recall(self, messages) -> bool:
+        return False  # nothing read ahead by another process
 
     def stream(self, messages, *, max_tokens, cancel):
         for i, piece in enumerate(super().stream(messages, max_tokens=max_tokens, cancel=cancel)):

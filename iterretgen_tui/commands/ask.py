@@ -14,7 +14,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..cli import UserError, add_loop_flags, add_model_flags, settings_from
+from .. import config, read_ahead
+from ..cli import UserError, add_loop_flags, add_model_flags, flag_overrides
 from ..engine.indexing.documents import check_folder
 from ..engine.loop.conversation import turns_of
 from ..engine.loop.events import (
@@ -58,15 +59,19 @@ def execute(args: argparse.Namespace) -> int:
     if not args.question.strip():
         raise UserError("the question is empty")
     folder = check_folder(args.folder)
-    settings = settings_from(
+    overrides = flag_overrides(
         args,
         iterations=args.iterations,
         top_k=args.top_k,
         adaptive=False if args.no_adaptive else None,
     )
+    settings = config.load(overrides)
     say = (lambda message: None) if args.json else (lambda message: print(message, file=sys.stderr))
     history = History()
     conversation = continued(history, args, folder)  # before the slow load: a wrong id fails at once
+    # The last answer's read-ahead would only take this question's cores; a follow-up
+    # starts from what it has saved by now.
+    read_ahead.stop()
     started = time.perf_counter()
     session = Session(settings, fallback_reader=True)
     session.load_models(status=say)
@@ -78,6 +83,7 @@ def execute(args: argparse.Namespace) -> int:
         raise UserError(f"no readable documents in {folder}")
     final = None
     turns = turns_of(conversation.turns) if conversation else ()
+    session.recall_ahead(turns)
     for event in session.ask(args.question, cancel=threading.Event(), turns=turns):
         if isinstance(event, FinalAnswer):
             final = event
@@ -100,6 +106,8 @@ def execute(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     cid = conversation.id if conversation else history.start(args.question, str(folder))
     history.add_turn(cid, final)
+    if settings.read_ahead and not settings.llm_server:  # a server keeps no state of ours
+        read_ahead.start(overrides, cid)
     if args.json:
         weak = weakness(final)
         print(

@@ -11,7 +11,7 @@ import logging
 from dataclasses import replace
 from pathlib import Path
 
-from .. import config, paths
+from .. import config, paths, read_ahead
 from ..cli import UserError, add_model_flags, add_retrieval_flag, settings_from
 from ..engine.indexing.documents import check_folder
 
@@ -63,5 +63,6 @@ def main(argv: list[str]) -> int:
     )
     from ..ui.app import ChatApp
 
+    read_ahead.stop()  # an `ask`'s read-ahead would only take the chat's cores
     ChatApp(replace(settings, last_folder=str(folder)), folder, make_session).run()
     return 0

@@ -19,7 +19,9 @@ from .prefix_states import PrefixStates, prefix_key
 
 log = logging.getLogger(__name__)
 
-AHEAD = "read-ahead"  # the key of the state ``prefill`` keeps (memory only)
+# Prompt starts ``prefill`` keeps: the chat's next draft (and the one before), or, saved
+# by `ask`'s read-ahead process, the next draft's and rewrite's (Session.read_ahead).
+AHEAD_KEEP = 2
 
 Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": ...}
 # A list that ends with an assistant message asks the model to go on with that reply (a
@@ -134,16 +136,16 @@ class LlamaGenerator:
         # question) start from its saved state; ``_entered`` is the one in the context now.
         self.prefixes = [(prefix_key(self.identity, p), list(p)) for p in prefixes]
         self.states = PrefixStates(state_dir)
+        self.ahead = PrefixStates(state_dir / "ahead" if state_dir else None, keep=AHEAD_KEEP)
         self._entered: str | None = None
-        # The prompt start ``prefill`` kept (its tokens, and the registered prefix it starts with).
-        self._ahead: tuple[list[int], str | None] | None = None
         self._asked = threading.Event()  # a question came: warming up gives way
 
     def reset(self) -> None:
         """Forget the evaluated prompt, so the next call starts cold (benchmarks)."""
         with self._lock:
             self._llm.reset()
-            self._entered = self._ahead = None
+            self._entered = None
+            self.ahead = PrefixStates(self.ahead.folder, keep=AHEAD_KEEP)
 
     def set_threads(self, n: int) -> None:
         """Threads for the prompt and decoding, on the live context: no reload."""
@@ -180,13 +182,14 @@ class LlamaGenerator:
                 if key not in self.states:
                     self._enter(key, prefix)
 
-    def prefill(self, messages: Sequence[Message], *, keep: bool = False) -> None:
+    def prefill(self, messages: Sequence[Message], *, keep: bool = False, disk: bool = False) -> None:
         """Evaluate the prompt of ``messages`` up to the end of its last message's text, that
         turn left open: a prompt that later starts the same way evaluates only what follows
         (llama.cpp keeps the longest common start of the last prompt). ``keep``: also keep
         it as a state, restored when a later prompt starts with it though other prompts
-        came between. The chat evaluates the next question's draft (kept) and then its
-        rewrite this way while the user reads an answer (Session.read_ahead)."""
+        came between; ``disk``: saved for another process too (``recall``). The chat
+        evaluates the next question's draft (kept) and then its rewrite this way while the
+        user reads an answer (Session.read_ahead)."""
         if self._formatter is None:
             return
         with self._lock:
@@ -202,21 +205,28 @@ class LlamaGenerator:
                 llm.eval(tokens[kept:])
                 llama_cpp.llama_synchronize(llm.ctx)  # llama.cpp counts it (evaluated()) here, not at the next call
             if keep and tokens:
-                self.states.store(llm, AHEAD, disk=False)
-                self._ahead = (tokens, self._entered)
+                self.ahead.store(llm, prefix_key(self.identity, messages), disk=disk)
+
+    def recall(self, messages: Sequence[Message]) -> bool:
+        """Hold the state another process's ``prefill(messages, keep=True, disk=True)``
+        saved, if it did: a prompt that starts with it then starts from it."""
+        return self._formatter is not None and self.ahead.load(prefix_key(self.identity, messages))
 
     def _enter_start_of(self, messages: Sequence[Message]) -> None:
         """The context starts as ``messages``' prompt does, as far as a kept state can make
-        it: the prompt kept by ``prefill`` where the prompt starts with it (but for the
-        last token or two, which the text after it may merge with) and the context holds
-        less of it; else the registered prefix it starts with."""
-        if self._ahead is not None:
-            ahead, prefix = self._ahead
+        it: the longest prompt start kept by ``prefill`` that the prompt starts with (but
+        for the last token or two, which the text after it may merge with), where the
+        context holds less of it; else the registered prefix it starts with."""
+        held = self.ahead.held()
+        if held:
             prompt = self._prompt_tokens(messages)
-            covered = self._llm.longest_token_prefix(ahead, prompt)
-            held = self._llm.longest_token_prefix(self._llm._input_ids, prompt)
-            if covered >= len(ahead) - 2 and covered > held and self.states.restore(self._llm, AHEAD):
-                self._entered = prefix
+            best, chosen = self._llm.longest_token_prefix(self._llm._input_ids, prompt), None
+            for key, tokens in held:
+                covered = self._llm.longest_token_prefix(tokens, prompt)
+                if covered >= len(tokens) - 2 and covered > best:
+                    best, chosen = covered, key
+            if chosen is not None and self.ahead.restore(self._llm, chosen):
+                self._entered = self._registered_key(messages)
                 return
         self._enter_prefix_of(messages)
 
@@ -263,12 +273,23 @@ class LlamaGenerator:
             self.states.store(self._llm, key)
         self._entered = key
 
-    def _enter_prefix_of(self, messages: Sequence[Message]) -> None:
+    def _registered(self, messages: Sequence[Message]) -> tuple[str, list[Message]] | None:
+        """The registered prefix ``messages`` start with (followed by a message of their own)."""
         for key, prefix in self.prefixes:
             if list(messages[: len(prefix)]) == prefix and len(messages) > len(prefix):
-                self._enter(key, prefix)
-                return
-        self._entered = None  # the context will hold a prompt of no registered prefix
+                return key, prefix
+        return None
+
+    def _registered_key(self, messages: Sequence[Message]) -> str | None:
+        registered = self._registered(messages)
+        return registered[0] if registered else None
+
+    def _enter_prefix_of(self, messages: Sequence[Message]) -> None:
+        registered = self._registered(messages)
+        if registered is None:
+            self._entered = None  # the context will hold a prompt of no registered prefix
+        else:
+            self._enter(*registered)
 
     def stream(
         self, messages: Sequence[Message], *, max_tokens: int, cancel: threading.Event

@@ -10,6 +10,7 @@ disk, so switching back costs a copy and a new process starts with its demos eva
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import json
@@ -17,6 +18,7 @@ import logging
 import os
 import struct
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,6 +28,7 @@ log = logging.getLogger(__name__)
 
 SEQUENCE = 0  # llama-cpp-python evaluates every prompt in sequence 0
 KEEP_FILES = 12  # states on disk, all models together (four per model); older ones are removed
+STALE_SECONDS = 60  # a temporary file this old was left by a process stopped while writing
 _HEADER = struct.Struct("<4sII")  # magic, token count, state bytes
 _MAGIC = b"IRP1"
 
@@ -40,16 +43,35 @@ def prefix_key(identity: str, messages: Sequence[dict[str, str]]) -> str:
 
 class PrefixStates:
     """States of evaluated prefixes by key: in memory for this process, and as files in
-    ``folder`` (None: memory only) for the next one. A state is the sequence's KV cells
-    and the tokens they hold; about 20 MB for 700 tokens of the 1.5B."""
+    ``folder`` (None: memory only) for the next one; the ``keep`` last stored or read of
+    each. A state is the sequence's KV cells and the tokens they hold; about 20 MB for 700
+    tokens of the 1.5B."""
 
-    def __init__(self, folder: Path | None) -> None:
+    def __init__(self, folder: Path | None, *, keep: int = KEEP_FILES) -> None:
         self.folder = folder
+        self.keep = keep
         self._memory: dict[str, tuple[np.ndarray, bytes]] = {}
 
     def __contains__(self, key: str) -> bool:
         """Whether this process holds ``key``'s state (one on disk is read when restored)."""
         return key in self._memory
+
+    def held(self) -> list[tuple[str, np.ndarray]]:
+        """The keys and tokens of the states this process holds."""
+        return [(key, tokens) for key, (tokens, _) in self._memory.items()]
+
+    def load(self, key: str) -> bool:
+        """Hold ``key``'s state from disk, if there is one (a state another process saved)."""
+        saved = self._read(key)
+        if saved is not None:
+            self._hold(key, saved)
+        return saved is not None
+
+    def _hold(self, key: str, saved: tuple[np.ndarray, bytes]) -> None:
+        self._memory.pop(key, None)
+        self._memory[key] = saved  # the newest last: the oldest goes first
+        while len(self._memory) > self.keep:
+            del self._memory[next(iter(self._memory))]
 
     def restore(self, llm, key: str) -> bool:
         """Put ``key``'s state into ``llm``'s context; False when there is none or
@@ -68,7 +90,7 @@ class PrefixStates:
             return False
         llm.input_ids[: len(tokens)] = tokens
         llm.n_tokens = len(tokens)
-        self._memory[key] = saved
+        self._hold(key, saved)
         return True
 
     def store(self, llm, key: str, *, disk: bool = True) -> None:
@@ -79,7 +101,7 @@ class PrefixStates:
         buffer = (ctypes.c_uint8 * size)()
         written = llama_cpp.llama_state_seq_get_data(llm.ctx, buffer, size, SEQUENCE)
         saved = (np.array(llm.input_ids[: llm.n_tokens], dtype=np.int32), bytes(buffer[:written]))
-        self._memory[key] = saved
+        self._hold(key, saved)
         if disk and self.folder is not None:
             try:
                 self._write(key, *saved)
@@ -120,8 +142,12 @@ class PrefixStates:
             Path(name).unlink(missing_ok=True)
             raise
         files = sorted(self.folder.glob("*.state"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in files[KEEP_FILES:]:
+        for old in files[self.keep :]:
             old.unlink(missing_ok=True)
+        for stale in self.folder.glob(".*"):
+            with contextlib.suppress(FileNotFoundError):  # another process may remove it first
+                if time.time() - stale.stat().st_mtime > STALE_SECONDS:
+                    stale.unlink()
 
     def _forget(self, key: str) -> None:
         self._memory.pop(key, None)

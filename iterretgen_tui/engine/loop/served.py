@@ -284,8 +284,12 @@ class ServedGenerator:
     def warm(self) -> None:
         """Nothing to do: a server keeps its own prompt cache."""
 
-    def prefill(self, messages: Sequence[Message], *, keep: bool = False) -> None:
+    def prefill(self, messages: Sequence[Message], *, keep: bool = False, disk: bool = False) -> None:
         """Nothing to do: a server evaluates a prompt when it is sent."""
+
+    def recall(self, messages: Sequence[Message]) -> bool:
+        """Nothing is saved for a server."""
+        return False
 
     def stream(
         self, messages: Sequence[Message], *, max_tokens: int, cancel: threading.Event
