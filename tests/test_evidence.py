@@ -66,6 +66,15 @@ def test_sentences_skip_headings_and_cut_run_ons():
         "To run the file, enter: node hello.js",
         "The output appears below.",
     ]
+    # In a code block "# ..." is a comment, which says what the code does: it stays.
+    commented = (
+        "## Ports\nStart the server:\n```bash\n# start it in the background\ntool serve &\n```\nIt listens on 8731."
+    )
+    assert sentences(commented) == [
+        "Start the server:",
+        "# start it in the background tool serve &",
+        "It listens on 8731.",
+    ]
     run_on = " ".join(f"w{i}" for i in range(130))
     assert [len(s.split()) for s in sentences(run_on)] == [60, 60, 10]
     # A run-on's last two words are no statement of their own, but they are its end.

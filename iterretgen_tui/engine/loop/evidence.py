@@ -48,10 +48,12 @@ _BLOCK_END = r"\n\s*\n|\n(?=[ \t]*(?:[-*+>]|#{1,6}|\d+[.)])\s)"  # a paragraph's
 _SENTENCE_END = re.compile(rf"{_BLOCK_END}|{SENTENCE_GAP}")
 # A code fence's line, with its language ("```js"): a code block's edge, where a sentence
 # ends and what a cut sentence takes from beside it stops.
-_FENCE = re.compile(r"^[ \t]*```.*$", re.MULTILINE)
+_FENCE = re.compile(r"^[ \t]*```")
 # A Markdown heading names what follows; quoted, it was glued to the sentence after it
-# ("## Windows vs. POSIX The default operation ..."), and alone it states nothing.
-_HEADING = re.compile(r"^[ \t]*#{1,6}\s.*$", re.MULTILINE)
+# ("## Windows vs. POSIX The default operation ..."), and alone it states nothing. In a
+# code block, the same line is a comment ("# start the server"), which says what the code
+# does: it stays.
+_HEADING = re.compile(r"^[ \t]*#{1,6}\s")
 # Quote marks and bullets are how a page is drawn, not words: a quote's ">" goes (where a
 # quote starts or ends, so does its sentence), a bullet shows as "•".
 _QUOTE_MARKS = re.compile(r"^[ \t]*(?:>[ \t]?)+")
@@ -144,7 +146,7 @@ def _as_drawn(text: str) -> str:
     item that a capitalised line follows, and around each row of a table."""
     lines: list[str] = []
     quoted = False
-    for line in _table_rows(_FENCE.sub("", _HEADING.sub("", text)).split("\n")):
+    for line in _table_rows(_without_headings(text)):
         marks = _QUOTE_MARKS.match(line)
         if marks:
             line = line[marks.end() :]
@@ -153,6 +155,20 @@ def _as_drawn(text: str) -> str:
         quoted = bool(marks)
         lines.append(line)
     return "\n".join(lines)
+
+
+def _without_headings(text: str) -> list[str]:
+    """The passage's lines, its headings and code fences' lines made blank (a code
+    block's comments are kept)."""
+    lines = text.split("\n")
+    fenced = False
+    for k, line in enumerate(lines):
+        if _FENCE.match(line):
+            fenced = not fenced
+            lines[k] = ""
+        elif not fenced and _HEADING.match(line):
+            lines[k] = ""
+    return lines
 
 
 def _table_rows(lines: list[str]) -> list[str]:
