@@ -145,7 +145,7 @@ class LlamaGenerator:
         with self._lock:
             self._llm.reset()
             self._entered = None
-            self.ahead = PrefixStates(self.ahead.folder, keep=AHEAD_KEEP)
+            self.ahead.forget()
 
     def set_threads(self, n: int) -> None:
         """Threads for the prompt and decoding, on the live context: no reload."""
@@ -226,7 +226,8 @@ class LlamaGenerator:
                 if covered >= len(tokens) - 2 and covered > best:
                     best, chosen = covered, key
             if chosen is not None and self.ahead.restore(self._llm, chosen):
-                self._entered = self._registered_key(messages)
+                registered = self._registered(messages)  # the one the kept start begins with
+                self._entered = registered[0] if registered else None
                 return
         self._enter_prefix_of(messages)
 
@@ -279,10 +280,6 @@ class LlamaGenerator:
             if list(messages[: len(prefix)]) == prefix and len(messages) > len(prefix):
                 return key, prefix
         return None
-
-    def _registered_key(self, messages: Sequence[Message]) -> str | None:
-        registered = self._registered(messages)
-        return registered[0] if registered else None
 
     def _enter_prefix_of(self, messages: Sequence[Message]) -> None:
         registered = self._registered(messages)

@@ -56,6 +56,10 @@ class PrefixStates:
         """Whether this process holds ``key``'s state (one on disk is read when restored)."""
         return key in self._memory
 
+    def forget(self) -> None:
+        """Hold nothing in memory (the files stay, as for a new process)."""
+        self._memory.clear()
+
     def held(self) -> list[tuple[str, np.ndarray]]:
         """The keys and tokens of the states this process holds."""
         return [(key, tokens) for key, (tokens, _) in self._memory.items()]
