@@ -217,7 +217,7 @@ def checked_note(final: FinalAnswer) -> str:
     why = final.stop_reason.describe(final.stopped_at)
     later = [trace for trace in final.iterations if trace.t > first.t]
     if not later:  # the next search found nothing new: nothing to check it against
-        return f"Checked: the next search found no new passages, so the first answer stands ({why})."
+        return f"Checked: the next search found only passages already considered, so the first answer stands ({why})."
     seen = {p.id for p in first.passages}
     more = len({p.id for trace in later for p in trace.passages} - seen)
     read = f"{more} more passage{'s' if more != 1 else ''}" if more else "the same passages again"

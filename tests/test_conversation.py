@@ -291,6 +291,17 @@ def test_ask_continue_reads_the_last_conversation_of_the_folder(monkeypatch, tmp
     assert code == 2 and "no conversation 99" in out.err
 
 
+def test_ask_says_how_a_follow_up_was_read_as_the_chat_does(monkeypatch, tmp_path, capsys):
+    ask(monkeypatch, tmp_path, capsys, "Who built the Eiffel Tower?")
+    code, said = ask(monkeypatch, tmp_path, capsys, FOLLOW_UP, "--continue")
+    assert code == 0 and f"Read as: {REWRITE}\n" in said.err
+    assert QuestionRead(1, "", 3).describe() == "Read as asked (it needs none of the 3 earlier turns)"
+    assert (
+        QuestionRead(1, "", 1, shown=1).describe()
+        == "Read as asked, with the turn it points back to shown to the reader"
+    )
+
+
 def test_the_follow_up_hint_quotes_a_folder_with_a_space(monkeypatch, tmp_path, capsys):
     code, said = ask(monkeypatch, tmp_path, capsys, "Who built the Eiffel Tower?", folder="my docs")
     assert code == 0  # the hint pastes as one argument

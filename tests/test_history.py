@@ -213,7 +213,9 @@ def test_the_checked_note_says_how_later_iterations_fared_with_the_first_answer(
     assert history.checked_note(restating).startswith("Checked against the same passages again: unchanged")
     assert history.checked_note(replace(restating, draft="Eiffel was born in Dijon.")).startswith("Changed")
     nothing_new = replace(changed, iterations=(first,), stop_reason=StopReason.SAME_PASSAGES, stopped_at=2)
-    assert history.checked_note(nothing_new).startswith("Checked: the next search found no new passages")
+    assert history.checked_note(nothing_new).startswith(
+        "Checked: the next search found only passages already considered"
+    )
     alone = replace(changed, iterations=(first,), stop_reason=StopReason.MAX_ITERATIONS, stopped_at=1)
     cancelled = replace(changed, stop_reason=StopReason.CANCELLED)
     assert history.checked_note(alone) == history.checked_note(cancelled) == ""  # nothing checked it

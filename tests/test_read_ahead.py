@@ -71,6 +71,12 @@ def test_another_question_stops_the_read_ahead_at_once():
     assert time.monotonic() - started < 0.5
 
 
+def test_indexing_stops_the_read_ahead(notes):  # noqa: F811
+    holder = holding()
+    cli("index", str(notes), "--json", check=True)
+    assert holder.wait(5) == -signal.SIGTERM
+
+
 def test_with_read_ahead_off_ask_leaves_nothing_behind(notes):  # noqa: F811
     cli("ask", "Who built the Eiffel Tower?", "--folder", str(notes), "--iterations", "1", check=True)
     time.sleep(1)

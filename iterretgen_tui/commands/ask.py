@@ -92,10 +92,10 @@ def execute(args: argparse.Namespace) -> int:
         elif isinstance(event, IterationStarted):
             say(f"\n── Iteration {event.t} ──")
         elif isinstance(event, QuestionRead):
-            say(f"read as: {event.standalone or args.question}")
+            say(event.describe())
         elif isinstance(event, PassagesRetrieved):
-            kept = f" (and {event.kept} kept from before)" if event.kept else ""
-            say("retrieved: " + ", ".join(Path(p.source).name for p in event.passages) + kept)
+            found = ", ".join(Path(p.source).name for p in event.passages) or "nothing new"
+            say(f"retrieved: {found}" + (f" (and {event.kept} kept from before)" if event.kept else ""))
         elif isinstance(event, Token):
             sys.stderr.write(event.text)
             sys.stderr.flush()

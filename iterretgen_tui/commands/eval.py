@@ -15,7 +15,7 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from .. import paths
+from .. import paths, read_ahead
 from ..cli import UserError, add_loop_flags, add_model_flags, settings_from
 from ..engine.counting import counted
 
@@ -205,6 +205,7 @@ def execute(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise UserError("--limit must be at least 1")
+    read_ahead.stop()  # an `ask`'s read-ahead would only take the run's cores and skew its seconds
     if has_conversations(args.dataset):
         return execute_conversations(args)
     try:

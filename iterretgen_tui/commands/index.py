@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
+from .. import read_ahead
 from ..cli import add_model_flags, settings_from
 from ..engine.counting import counted
 from ..engine.indexing.indexer import IndexProgress, IndexReport
@@ -40,6 +41,7 @@ def execute(args: argparse.Namespace) -> int:
 
     folder = check_folder(args.folder)
     settings = settings_from(args)
+    read_ahead.stop()  # an `ask`'s read-ahead would only take the index's cores
     session = Session(settings)
     session.load_embedder()  # built as `ask` and the TUI build it: the same index is found
     embedder = session.embedder

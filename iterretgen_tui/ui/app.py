@@ -473,8 +473,8 @@ class ChatApp(App):
                 await self.panes.start(t)
                 await run.answer.restart(f"Iteration {t} of at most {max_t}: retrieving…")
                 self.status.set_activity(f"iteration {t} of at most {max_t}")
-            case QuestionRead(standalone=standalone, turns=turns, shown=shown) if pane:
-                pane.show_read_as(standalone, turns, shown)
+            case QuestionRead(standalone=standalone) if pane:
+                pane.show_read_as(item)
                 if standalone:
                     await run.answer.restart(f"Read as: {standalone} — retrieving…")
             case QueryFormed(t=t, query=query, searches=searches) if pane:

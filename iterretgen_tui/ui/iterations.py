@@ -13,7 +13,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..engine.loop import provenance
-from ..engine.loop.events import FinalAnswer, IterationTrace
+from ..engine.loop.events import FinalAnswer, IterationTrace, QuestionRead
 from ..engine.loop.provenance import AGAIN, CARRIED, NEW, Origin
 from ..engine.loop.queries import DRAFT, EARLIER, LEAD, QUESTION
 from ..engine.passages import Passage
@@ -95,18 +95,9 @@ class IterationPane(Vertical):
         yield StreamingMarkdown("", classes="draft")
         yield Static("", classes="note", markup=False)
 
-    def show_read_as(self, standalone: str, turns: int, shown: int = 0) -> None:
-        """How the question was read with the ``turns`` before it: rewritten, or as asked,
-        and how many of them the reader sees above its passages (``shown``)."""
-        if standalone:
-            text = f"Read as: {standalone}"
-        elif shown:
-            last = "the turn" if shown == 1 else f"the last {shown} turns"
-            text = f"Read as asked, with {last} it points back to shown to the reader"
-        else:
-            text = f"Read as asked (it needs none of the {turns} earlier turn{'s' if turns != 1 else ''})"
+    def show_read_as(self, read: QuestionRead) -> None:
         read_as = self.query_one(".read-as", Static)
-        read_as.update(text)
+        read_as.update(read.describe())
         read_as.display = True
 
     def show_query(self, query: str, searches: tuple[str, ...] = (), lead: Passage | None = None) -> None:
@@ -233,7 +224,7 @@ class IterationPanes(VerticalScroll):
             lead = self.lead(trace.t)
             pane = await self.start(trace.t, follow=False)
             if trace.t == 1 and final.standalone:
-                pane.show_read_as(final.standalone, 0)
+                pane.show_read_as(QuestionRead(1, final.standalone, 0))
             pane.show_query(trace.query, trace.searches, lead)
             await pane.finish(trace, origins, stale)
         self.shown = final

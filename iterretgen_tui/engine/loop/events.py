@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from ..counting import counted
 from ..passages import Passage
 from .evidence import Evidence
 from .question_kind import FACTOID
@@ -50,6 +51,16 @@ class QuestionRead(IterationEvent):
     standalone: str  # the question rewritten to stand alone; "" when it stands alone as asked
     turns: int  # earlier turns it was read with
     shown: int = 0  # of those, the last ones the reader sees above its passages (iterretgen.Reading)
+
+    def describe(self) -> str:
+        """How it was read: rewritten, or as asked, and how many of the turns the reader
+        sees above its passages; the chat's pane and `ask` say the same."""
+        if self.standalone:
+            return f"Read as: {self.standalone}"
+        if self.shown:
+            last = "the turn" if self.shown == 1 else f"the last {self.shown} turns"
+            return f"Read as asked, with {last} it points back to shown to the reader"
+        return f"Read as asked (it needs none of the {counted(self.turns, 'earlier turn')})"
 
 
 @dataclass(frozen=True)
