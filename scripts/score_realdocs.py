@@ -22,7 +22,10 @@ item's "first" question is asked, then its question is asked after it, as `ask` 
 `ask --continue` do; the follow-up is scored, with the question as read (`standalone`).
 With --read-ahead as well, the conversation is read ahead between the two, untimed, as the
 chat does while the user reads the first answer (Session.read_ahead).
+--folder and --questions score another folder with questions of the same layout (an item
+with "first" is a follow-up pair).
 Usage: scripts/score_realdocs.py [--llm NAME] [--sample N] [--records FILE.jsonl] [--followups [--read-ahead]]
+                                 [--folder DIR --questions FILE.jsonl]
 (--sample: N questions spread evenly over the set, which is ordered by file; on a slow
 machine a before/after pair on the same sample is what fits.)
 """
@@ -188,15 +191,19 @@ def main() -> None:
     )
     parser.add_argument("--followups", action="store_true", help="the follow-up pairs, each after its first question")
     parser.add_argument("--read-ahead", action="store_true", help="follow-ups: read the conversation ahead first")
+    parser.add_argument("--folder", type=Path, default=DATA / "realdocs", help="another documentation folder")
+    parser.add_argument(
+        "--questions", type=Path, help="its questions, in the layout of tests/data's (follow-ups have 'first')"
+    )
     args = parser.parse_args()
-    questions = DATA / ("realdocs-followups.jsonl" if args.followups else "realdocs-questions.jsonl")
+    questions = args.questions or DATA / ("realdocs-followups.jsonl" if args.followups else "realdocs-questions.jsonl")
     items = [json.loads(line) for line in questions.read_text("utf-8").splitlines()]
     if args.sample and args.sample < len(items):
         items = [items[i * len(items) // args.sample] for i in range(args.sample)]
     settings = config.load({"llm": args.llm})
     session = Session(settings)
     session.load_models()
-    session.open_folder(DATA / "realdocs")
+    session.open_folder(args.folder)
     done = {}
     if args.records and args.records.exists():
         done = {r["id"]: r for r in map(json.loads, args.records.read_text("utf-8").splitlines())}
@@ -227,6 +234,8 @@ def main() -> None:
             for k in ("iterations", "top_k", "adaptive", "keep_passages", "passage_order", "query_mode", "max_tokens")
         },
         "reader_passage_order": session.generator.passage_order,  # what passage_order "auto" means here
+        "folder": str(args.folder),
+        "questions": str(questions),
         "read_ahead": args.read_ahead,
         **summary(rows),
         **first_answers(rows),
