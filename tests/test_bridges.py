@@ -105,7 +105,7 @@ def test_the_rest_is_asked_afresh_and_its_answer_kept_only_when_it_is_a_new_one(
     def redraft(reply: str):
         def answer(question: str) -> str:
             asked.append(question)
-            return reply
+            return f"So the answer is {reply}." if reply else "Nothing says."
 
         return answer
 

@@ -189,9 +189,44 @@ def test_a_draft_that_copies_the_last_answer_is_asked_again_without_the_turns():
     generator = ScriptedGenerator(reply)
     final = run(generator, question=question, turns=turns)[-1]
     assert final.answer == "corepack disable"
+
+    # Drafted again, an answer in a sentence of its own is that sentence.
+    def in_a_sentence(messages) -> str:
+        text = reply(messages)
+        return text if "Earlier in this conversation" in messages[-1]["content"] else text.split(" So the answer is")[0]
+
+    final = run(ScriptedGenerator(in_a_sentence), question=question, turns=turns)[-1]
+    assert final.answer == "Corepack disable removes the proxies"
     # A "yes" after a "yes" is no copy: nothing is drafted again.
     generator = ScriptedGenerator(by_kind(question, draft="Yes, it can. So the answer is yes."))
     assert run(generator, question="Can it stop there too?", turns=(Turn("Can it?", "yes"),))[-1].answer == "yes"
+    assert len(generator.prompts) == 2  # the rewrite and one draft
+
+
+def test_a_draft_that_writes_out_a_demo_is_drafted_again_without_the_turns():
+    turns = (Turn("Where is the cache on Windows?", "%LocalAppData%"),)
+    question = "And on Posix?"
+    demo = ""
+
+    def reply(messages) -> str:
+        nonlocal demo
+        if messages[0]["content"] == REWRITE_INSTRUCTION:
+            return question  # left as typed: it points back, so the draft sees the turns
+        if "Earlier in this conversation" in messages[-1]["content"]:
+            demo = next(m["content"] for m in messages if m["role"] == "assistant")  # the first demo's draft
+            return demo
+        return "On Posix the cache is in the home folder. So the answer is ~/.npm."
+
+    final = run(ScriptedGenerator(reply), question=question, turns=turns)[-1]
+    assert demo and final.answer == "~/.npm" and final.draft.startswith("On Posix")
+    assert final.iterations[0].draft == final.draft  # the pane shows the draft the answer came from
+    # A draft of this question's own words is kept, turns or not.
+    generator = ScriptedGenerator(
+        by_kind(
+            question, draft="Posix systems keep the npm cache folder in the home directory. So the answer is ~/.npm."
+        )
+    )
+    assert run(generator, question=question, turns=turns)[-1].answer == "~/.npm"
     assert len(generator.prompts) == 2  # the rewrite and one draft
 
 

@@ -95,6 +95,18 @@ def test_the_answer_ends_only_once_it_is_stated():
     assert answer_end("Finding the answer is hard. Next") is None
 
 
+def test_a_full_stop_in_a_code_span_ends_nothing():
+    """Streamed, "`~/.npm`" arrives as "`~/." then "npm`": the stop once cut the answer to "~/"."""
+    from iterretgen_tui.engine.loop.prompts import answer_end, stated_answer
+
+    assert answer_end("So the answer is `~/.") is None
+    assert answer_end("So the answer is `~/. ") is None
+    whole = "So the answer is `~/.npm`."
+    assert answer_end(whole) == len(whole)
+    assert stated_answer(whole[: answer_end(whole)]) == "~/.npm"
+    assert answer_end("It reads `.npmrc`. So the answer is yes.") is not None
+
+
 def test_a_number_s_full_stop_waits_for_the_next_token():
     """Streamed, "4.23" arrives as "4." then "23": the stop once cut the answer to "4"."""
     from iterretgen_tui.engine.loop.prompts import answer_end

@@ -19,9 +19,10 @@ from collections.abc import Callable
 
 from .answers import STOPWORDS, content_words, mentions, normalize_answer
 from .choices import named_options
+from .prompts import stated_answer
 from .sentences import SENTENCE_GAP
 
-# The answer a fresh draft over the same passages states to another question ("" for none).
+# A fresh draft over the same passages for another question (the text, its answer unread).
 Redraft = Callable[[str], str]
 
 _SENTENCE = re.compile(SENTENCE_GAP)
@@ -45,7 +46,7 @@ def answer_the_rest(question: str, draft: str, answer: str, redraft: Redraft) ->
     rest = rest_of_question(question, draft, answer)
     if rest is None:
         return answer, ""
-    again = redraft(rest)
+    again = stated_answer(redraft(rest))
     if not content_words(again) or mentions(again, answer) or mentions(answer, again):
         return answer, ""
     return again, rest

@@ -43,7 +43,7 @@ from .generator import Generator, Message
 from .grounding import found_probability, unsaid
 from .options import LoopOptions
 from .outcome import draft_outcome
-from .prompts import Prompt, build_prompt, demo_messages, stated_answer, turn_start
+from .prompts import Prompt, build_prompt, demo_messages, turn_start
 from .queries import (
     PassageRetriever,
     QueryFormer,
@@ -306,17 +306,17 @@ def redrafter(
     tokens: int,
     cancel: threading.Event,
 ) -> Redraft:
-    """The answer a fresh draft states to another question over the same passages, read
-    for that question (whole passages share everything before the question with this
-    prompt, which llama.cpp reuses; read in part, the other question picks its own
-    sentences)."""
+    """A fresh draft to another question over the same passages, read for that question
+    and without the conversation (whole passages share everything before the question
+    with this prompt, which llama.cpp reuses; read in part, the other question picks its
+    own sentences)."""
 
     def redraft(question: str) -> str:
         again = fitted_prompt(Reading(question, FACTOID), prompt.passages, generator, sentences, options, tokens)
         guard = LoopGuard()
         for _ in stream_draft(generator, again.messages, FACTOID, options.max_tokens, guard, cancel):
             pass
-        return stated_answer(guard.kept.strip())
+        return guard.kept.strip()
 
     return redraft
 

@@ -8,6 +8,7 @@ written from. The loop records these in its trace."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 from .answers import content_words
 from .bridges import Redraft, answer_the_rest
@@ -15,10 +16,16 @@ from .choices import option_answered
 from .events import IterationTrace
 from .evidence import Around, SentenceEmbedder, choose_evidence
 from .follow_up import ask_for_answer
-from .generator import Generator
+from .generator import Generator, Message
 from .prompts import Prompt, extract_answer, stated_answer
 from .question_kind import FACTOID
 from .repetition import LoopGuard
+
+# A demo written out: at least this share of the draft's content words are the demos',
+# and at most READ_SHARE this turn's (a draft of the question reuses its passages' words).
+DEMO_SHARE = 0.8
+READ_SHARE = 0.2
+DEMO_WORDS = 5  # a shorter draft ("Yes, it can. So the answer is yes.") shares only the demos' frame
 
 
 def draft_outcome(
@@ -38,6 +45,12 @@ def draft_outcome(
     ``said``: the answer of the turn before, where the prompt showed the turns; ``context``:
     the turn before with the question, where it points back as typed (the evidence's support)."""
     draft = guard.kept.strip()
+    if said and kind == FACTOID and writes_out_a_demo(draft, prompt.messages) and not cancel.is_set():
+        # Shown the turns, the 1.5B once wrote out a demo word for word ("And on Posix?",
+        # read as "Where is npm's cache directory on Posix by default?" -> "On the Origin
+        # of Species was written by Charles Darwin. ... So the answer is 1505."); the same
+        # question without them drafted "... is `~/.npm`".
+        draft = redraft(question) or draft
     answer = stated_answer(draft, kind)
     asked = not answer and kind == FACTOID and not cancel.is_set()
     if asked:
@@ -51,7 +64,10 @@ def draft_outcome(
             # Shown the turns, the 1.5B may state the last answer again ("Which command turns
             # Corepack on?" -> "corepack enable"; "And which one removes its proxies?" ->
             # "corepack enable"): the same question over the same passages, without them.
-            answer = redraft(question) or answer
+            # A draft that answers in a sentence of its own states no "So the answer is"
+            # ("... on Posix by default is `~/.npm`."): that sentence is its answer.
+            again = redraft(question)
+            answer = (stated_answer(again) or extract_answer(again)) if again else answer
     return {
         "draft": draft,
         # Without a stated answer the draft's last sentence is scored, as before.
@@ -66,6 +82,18 @@ def draft_outcome(
             else None
         ),
     }
+
+
+def writes_out_a_demo(draft: str, messages: Sequence[Message]) -> bool:
+    """Most of the draft's content words are the demos' (every message before the last)
+    and few are in this turn's (its passages, turns and question): it is a demo's text,
+    not an answer to this question."""
+    words = content_words(draft)
+    if len(words) < DEMO_WORDS or len(messages) < 2:
+        return False
+    demos = content_words(" ".join(message["content"] for message in messages[:-1]))
+    read = content_words(messages[-1]["content"])
+    return len(words & demos) >= DEMO_SHARE * len(words) and len(words & read) <= READ_SHARE * len(words)
 
 
 def copies(answer: str, said: str) -> bool:
