@@ -55,9 +55,15 @@ def copied(answer: str, messages: Sequence[Message], draft: str) -> bool:
     words = content_words(answer)
     if not words or not messages:
         return False
+    demos, turn = demo_and_turn_words(messages)
+    return words <= demos and not words & (turn | content_words(draft))
+
+
+def demo_and_turn_words(messages: Sequence[Message]) -> tuple[set[str], set[str]]:
+    """The content words of the instruction and demos (every message before the last),
+    and of this turn (the last: its passages and question)."""
     demos = content_words(" ".join(message["content"] for message in messages[:-1]))
-    read = content_words(f"{messages[-1]['content']} {draft}")
-    return words <= demos and not words & read
+    return demos, content_words(messages[-1]["content"])
 
 
 def go_on_to_answer(generator: Generator, messages: Sequence[Message], draft: str, cancel: threading.Event) -> str:

@@ -15,7 +15,7 @@ from .bridges import Redraft, answer_the_rest
 from .choices import option_answered
 from .events import IterationTrace
 from .evidence import Around, SentenceEmbedder, choose_evidence
-from .follow_up import ask_for_answer
+from .follow_up import ask_for_answer, demo_and_turn_words
 from .generator import Generator, Message
 from .prompts import Prompt, extract_answer, stated_answer
 from .question_kind import FACTOID
@@ -67,7 +67,7 @@ def draft_outcome(
             # A draft that answers in a sentence of its own states no "So the answer is"
             # ("... on Posix by default is `~/.npm`."): that sentence is its answer.
             again = redraft(question)
-            answer = (stated_answer(again) or extract_answer(again)) if again else answer
+            answer = extract_answer(again) if again else answer
     return {
         "draft": draft,
         # Without a stated answer the draft's last sentence is scored, as before.
@@ -91,9 +91,8 @@ def writes_out_a_demo(draft: str, messages: Sequence[Message]) -> bool:
     words = content_words(draft)
     if len(words) < DEMO_WORDS or len(messages) < 2:
         return False
-    demos = content_words(" ".join(message["content"] for message in messages[:-1]))
-    read = content_words(messages[-1]["content"])
-    return len(words & demos) >= DEMO_SHARE * len(words) and len(words & read) <= READ_SHARE * len(words)
+    demos, turn = demo_and_turn_words(messages)
+    return len(words & demos) >= DEMO_SHARE * len(words) and len(words & turn) <= READ_SHARE * len(words)
 
 
 def copies(answer: str, said: str) -> bool:
