@@ -100,11 +100,18 @@ def test_a_full_stop_in_a_code_span_ends_nothing():
     from iterretgen_tui.engine.loop.prompts import answer_end, stated_answer
 
     assert answer_end("So the answer is `~/.") is None
-    assert answer_end("So the answer is `~/. ") is None
     whole = "So the answer is `~/.npm`."
     assert answer_end(whole) == len(whole)
     assert stated_answer(whole[: answer_end(whole)]) == "~/.npm"
     assert answer_end("It reads `.npmrc`. So the answer is yes.") is not None
+
+
+def test_a_backtick_never_closed_holds_back_no_stop():
+    """A stray backtick once kept the answer going to the end of its line."""
+    from iterretgen_tui.engine.loop.prompts import answer_end
+
+    text = "So the answer is `npm cache clean. It removes the cache"
+    assert answer_end(text) == text.index(". ") + 1
 
 
 def test_a_number_s_full_stop_waits_for_the_next_token():

@@ -399,7 +399,7 @@ def answer_end(output: str, kind: str = FACTOID) -> int | None:
     to the token limit), and the draft ends there. None before that, and always for an
     open question, whose answer is the whole reply. A stop after a digit at the end of the
     text so far waits for the next token: it may be a decimal point ("4." of "4.23", which
-    once stopped the answer at "4"); a stop inside a `code span` ends nothing."""
+    once stopped the answer at "4"), and so does one inside a `code span`."""
     if kind == OPEN:
         return None
     start = _answer_start(output)
@@ -412,8 +412,11 @@ def answer_end(output: str, kind: str = FACTOID) -> int | None:
     if not line.strip():
         return None
     for stop in _SENTENCE_END.finditer(line):  # stop.start(): just after the full stop
-        if line.count("`", 0, stop.start()) % 2:  # in a code span: "`~/.npm`" once stopped at "`~/."
-            continue
-        if stop.start() < len(line) or not line[stop.start() - 2].isdigit():
+        if stop.start() < len(line):
+            return start + stop.start()
+        # At the end of the text so far, a stop may go on: a decimal point after a digit,
+        # or a code span's "`~/." (of "`~/.npm`", once cut to "~/"). A backtick never
+        # closed cannot hold back a stop that a space follows.
+        if not line[stop.start() - 2].isdigit() and not line.count("`") % 2:
             return start + stop.start()
     return start + len(line) if newline else None
