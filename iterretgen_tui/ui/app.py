@@ -63,6 +63,7 @@ from .screens.models import ModelsScreen
 from .screens.passage import PassageScreen
 from .screens.settings import SettingsScreen
 from .status import StatusLine
+from .terminal import HANGUP_CHECK_SECONDS, hung_up, terminal_fd
 from .welcome import Overview, Welcome
 
 log = logging.getLogger(__name__)
@@ -169,6 +170,9 @@ class ChatApp(App):
         self.main.query_one("#question", Input).focus()
         self.status.set_activity("starting")
         self.set_interval(FLUSH_SECONDS, self.wake_if_fed)
+        terminal = None if self.is_headless else terminal_fd(sys.__stdin__)
+        if terminal is not None:
+            self.set_interval(HANGUP_CHECK_SECONDS, partial(self.quit_if_hung_up, terminal))
         # Paint the first frame before the worker's imports (torch) compete for the GIL.
         self.call_after_refresh(self.prepare, self.settings)
 
@@ -179,6 +183,13 @@ class ChatApp(App):
             self.current.cancel.set()
         if self.auto_pull is not None:
             self.auto_pull.stop.set()  # it stops at its next report; the next start resumes it
+
+    def quit_if_hung_up(self, terminal: int) -> None:
+        """The terminal closed without a SIGHUP reaching the app (ui/terminal.py): quit,
+        as Ctrl+Q does. Every answered turn is already in the history."""
+        if hung_up(terminal):
+            log.info("the terminal hung up: quitting")
+            self.exit()
 
     @property
     def main(self) -> Screen:
