@@ -516,7 +516,7 @@ async def test_a_follow_up_is_read_with_the_turns_above_it(tmp_path):
 
 
 @pilot_test
-async def test_the_next_question_stops_the_read_ahead_of_the_answer_before_it(tmp_path):
+async def test_the_next_question_and_quitting_stop_the_read_ahead_of_the_answer_before_it(tmp_path):
     app, sessions = make_app(tmp_path, generator=rewriting("Where was Gustave Eiffel born?"))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, app.ready.is_set)
@@ -535,6 +535,7 @@ async def test_the_next_question_stops_the_read_ahead_of_the_answer_before_it(tm
         assert stops[0].is_set()  # set by the question, on the app's thread
         await wait_for(pilot, lambda: len(stops) == 2)
         assert not stops[1].is_set()  # the new answer's read-ahead waits for the next question
+    assert stops[1].is_set()  # quitting stops it too
 
 
 @pilot_test

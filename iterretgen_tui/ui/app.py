@@ -181,6 +181,7 @@ class ChatApp(App):
         self.stop_preparing.set()
         if self.current is not None:
             self.current.cancel.set()
+        self.stop_reading_ahead.set()  # quitting waits for the step under way, not the rest
         if self.auto_pull is not None:
             self.auto_pull.stop.set()  # it stops at its next report; the next start resumes it
 
