@@ -411,12 +411,11 @@ def answer_end(output: str, kind: str = FACTOID) -> int | None:
     line, newline, _ = stated.partition("\n")
     if not line.strip():
         return None
-    for stop in _SENTENCE_END.finditer(line):  # stop.start(): just after the full stop
-        if stop.start() < len(line):
-            return start + stop.start()
-        # At the end of the text so far, a stop may go on: a decimal point after a digit,
-        # or a code span's "`~/." (of "`~/.npm`", once cut to "~/"). A backtick never
-        # closed cannot hold back a stop that a space follows.
-        if not line[stop.start() - 2].isdigit() and not line.count("`") % 2:
-            return start + stop.start()
+    stop = _SENTENCE_END.search(line)  # stop.start(): just after the full stop
+    # At the end of the text so far, a stop may go on: a decimal point after a digit, or a
+    # code span's "`~/." (of "`~/.npm`", once cut to "~/"). A backtick never closed cannot
+    # hold back a stop that a space follows.
+    goes_on = stop and stop.start() == len(line) and (line[stop.start() - 2].isdigit() or line.count("`") % 2)
+    if stop and not goes_on:
+        return start + stop.start()
     return start + len(line) if newline else None
