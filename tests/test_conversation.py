@@ -24,7 +24,7 @@ from iterretgen_tui.engine.loop.conversation import (
     turns_of,
 )
 from iterretgen_tui.engine.loop.events import FinalAnswer, QueryFormed, QuestionRead, StopReason
-from iterretgen_tui.engine.loop.grounding import CHECK
+from iterretgen_tui.engine.loop.grounding import CHECK, says_unsaid
 from iterretgen_tui.engine.loop.queries import EARLIER, QUESTION
 from iterretgen_tui.engine.loop.trust import Weakness, declined, reply_text, restates, weakness
 from iterretgen_tui.history import History, answer_markdown
@@ -477,6 +477,27 @@ def test_evidence_far_from_the_question_says_the_documents_do_not_seem_to_say():
     assert asked(0.99, check_found=True).unsaid == "evidence"  # it said yes
     # Only an embedder measured for it has a bound: the default one.
     assert models.unsaid_below("all-minilm-l6-v2") == 0.55 and models.unsaid_below(EMBEDDED_LLM) == 0.0
+
+
+def test_a_draft_that_says_its_passages_do_not_mention_it_answers_no_yes_or_no():
+    silent = (
+        "The question asks if the park is open on holidays. The information provided does not mention any holidays."
+    )
+    final = run(ScriptedGenerator(by_kind(REWRITE, draft=f"{silent} So the answer is no.")))[-1]
+    assert final.answer == "no" and final.unsaid == "reader"
+    assert weakness(final) is Weakness.NOT_FOUND and declined(final)
+    # Its answer is the saying itself.
+    assert says_unsaid("The text does not directly address it.", "not directly stated in the given knowledge")
+    assert says_unsaid("There is no information about fees in the passages.", "yes")
+    # A yes or no with its grounds, or an answer drawn from what the passages do say, stands.
+    said = run(ScriptedGenerator(by_kind(REWRITE)))[-1]
+    assert said.unsaid == "" and not declined(said)
+    assert not says_unsaid(f"{silent} The park closes at 9 pm.", "9 pm")
+    assert not says_unsaid("The park is open every day of the year, holidays included.", "yes")
+    # Only the reader's words for what it read: the user's documents, or a thing "not
+    # mentioned as" something, are not a saying about the passages.
+    assert not says_unsaid("If your documents do not include a signature, the form is returned.", "no")
+    assert not says_unsaid("The other clinic is not mentioned as being open at night.", "yes")
 
 
 def test_reading_ahead_evaluates_the_next_draft_then_the_rewrite_and_gives_way_to_a_question():

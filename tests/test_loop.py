@@ -19,6 +19,7 @@ from iterretgen_tui.engine.loop.events import (
     StopReason,
     Token,
 )
+from iterretgen_tui.engine.loop.prompts import turn_echo
 from iterretgen_tui.engine.loop.stopping import answers_converge
 from iterretgen_tui.engine.passages import Passage
 from iterretgen_tui.engine.retrieval.retriever import Retriever
@@ -244,6 +245,19 @@ def test_generation_stops_once_the_answer_is_stated():
     events = events_of(gen, iterations=1)
     assert events[-1].draft == "Eiffel was born in Dijon. So the answer is Dijon."
     assert gen.tokens_emitted == len(events[-1].draft.split())
+
+
+def test_a_draft_that_runs_on_into_a_prompt_of_its_own_is_cut_there():
+    """Copying a passage on, the 1.5B once wrote the next "Knowledge:" and "Title: ...
+    Context: ..." lines, which the reply then showed."""
+    echo = "\n\nKnowledge:\nTitle: Dijon Context: Dijon is a city in France. More words follow here"
+    gen = ScriptedGenerator(["Eiffel was born in Dijon, regardless of whether ..." + echo, "Dijon"])
+    first = [e for e in events_of(gen, iterations=1) if isinstance(e, DraftDone)][0].trace
+    assert first.draft == "Eiffel was born in Dijon, regardless of whether ..."
+    assert first.asked and first.answer == "Dijon"
+    assert gen.tokens_emitted < len(("Eiffel was born in Dijon, regardless of whether ..." + echo).split())
+    # Only a line of the turn's own layout: the words inside a sentence are the draft's.
+    assert turn_echo("The Question: field of the form.\nQuestion time is at noon.") is None
 
 
 def test_a_decimal_answer_streamed_in_pieces_is_read_whole():

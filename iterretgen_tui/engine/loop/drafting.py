@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from .generator import Generator, Message
-from .prompts import answer_end
+from .prompts import answer_end, turn_echo
 from .repetition import LoopGuard, stutters
 
 
@@ -22,13 +22,18 @@ def stream_draft(
     cancel: threading.Event,
 ) -> Iterator[str]:
     """The draft's pieces as they come; ``guard`` holds the draft, cut where it began to
-    repeat itself or where its stated answer's sentence ends."""
+    repeat itself, to write a question's turn of its own, or where its stated answer's
+    sentence ends."""
     stream = generator.stream(messages, max_tokens=max_tokens, cancel=cancel)
     try:
         for piece in stream:
             yield piece
             if guard.feed(piece):
                 break  # looping: nothing more of use will come
+            echo = turn_echo(guard.text)
+            if echo is not None:  # copying its passages on into the prompt's next lines
+                guard.text = guard.text[:echo].rstrip()
+                break
             end = answer_end(guard.text, kind)
             if end is not None:  # the answer is stated: whatever follows would be discarded
                 guard.text = guard.text[:end]

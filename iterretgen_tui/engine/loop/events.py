@@ -145,7 +145,8 @@ class FinalAnswer:
     # Seconds from the question to the first draft that stated an answer; None for none.
     first_answer_seconds: float | None = None
     # Why the passages read seem not to state an answer, so the reply says so: "evidence"
-    # (the nearest sentence is far from the question) or "reader" (its check said no);
+    # (the nearest sentence is far from the question) or "reader" (its check said no, or
+    # its draft says the passages do not mention it and answers only yes or no);
     # "" where they seem to (engine/loop/grounding.py).
     unsaid: str = ""
     # The question back to the user when the question can mean several things the

@@ -185,18 +185,33 @@ def knowledge_line(title: str, text: str, n: int | None = None) -> str:
     return f"{number}Title: {title} Context: {' '.join(text.split())}"
 
 
+EARLIER_LABEL = "Earlier in this conversation:"
+KNOWLEDGE_LABEL = "Knowledge:"
+QUESTION_LABEL = "Question:"
+# A line of the question's turn's own layout, which a draft that copies its passages on
+# may run into: it has then begun a prompt of its own.
+_TURN_LINE = re.compile(rf"(?<=\n)(?:{KNOWLEDGE_LABEL}|{EARLIER_LABEL}|{QUESTION_LABEL})")
+
+
 def user_turn(knowledge: Sequence[str], question: str, kind: str = FACTOID, earlier: str = "") -> str:
     """The question's turn; ``earlier``: the conversation before it, where it has one."""
     lines = "\n".join(knowledge)
     ask = "Answer in two or three sentences, citing [n]." if kind == OPEN else "Let's think step by step."
-    return f"{turn_start(earlier)}\n{lines}\n\nQuestion: {question}\n{ask}"
+    return f"{turn_start(earlier)}\n{lines}\n\n{QUESTION_LABEL} {question}\n{ask}"
 
 
 def turn_start(earlier: str = "") -> str:
     """What the question's turn says before its passages: the same for every follow-up
     after the same turns, so it can be evaluated before the question comes."""
-    before = f"Earlier in this conversation:\n{earlier}\n\n" if earlier else ""
-    return f"{before}Knowledge:"
+    before = f"{EARLIER_LABEL}\n{earlier}\n\n" if earlier else ""
+    return f"{before}{KNOWLEDGE_LABEL}"
+
+
+def turn_echo(draft: str) -> int | None:
+    """Where ``draft`` starts writing a question's turn ("Knowledge:", "Question: ..." on a
+    line of their own); None where it does not."""
+    match = _TURN_LINE.search(draft)
+    return match.start() if match else None
 
 
 def demo_messages(kind: str = FACTOID, *, choice: bool = False) -> list[dict[str, str]]:
