@@ -494,6 +494,8 @@ def test_a_draft_that_says_its_passages_do_not_mention_it_answers_no_yes_or_no()
     assert said.unsaid == "" and not declined(said)
     assert not says_unsaid(f"{silent} The park closes at 9 pm.", "9 pm")
     assert not says_unsaid("The park is open every day of the year, holidays included.", "yes")
+    # An open answer that only opens with "No" says more than a yes or no.
+    assert not says_unsaid(silent, "No, the park closes at 9 pm on holidays [2].")
     # Only the reader's words for what it read: the user's documents, or a thing "not
     # mentioned as" something, are not a saying about the passages.
     assert not says_unsaid("If your documents do not include a signature, the form is returned.", "no")

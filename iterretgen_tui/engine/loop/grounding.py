@@ -19,7 +19,7 @@ import re
 import threading
 from collections.abc import Sequence
 
-from .answers import yes_or_no
+from .answers import normalize_answer, yes_or_no
 from .drafting import short_reply
 from .evidence import Evidence
 from .generator import Generator, Message
@@ -72,7 +72,7 @@ def says_unsaid(draft: str, answer: str) -> bool:
     another ("... does not mention the fee, but the form is due in May") keeps its answer."""
     if not _SAYS_NOT_SAID.search(draft):
         return False
-    return yes_or_no(answer) is not None or bool(_SAYS_NOT_SAID.search(answer))
+    return normalize_answer(answer) in ("yes", "no") or bool(_SAYS_NOT_SAID.search(answer))
 
 
 def unsaid(evidence: Evidence | None, grounded: float | None, below: float, draft: str = "", answer: str = "") -> str:
