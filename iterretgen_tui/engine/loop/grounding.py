@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from .answers import normalize_answer, yes_or_no
 from .drafting import short_reply
-from .evidence import Evidence
+from .events import IterationTrace
 from .generator import Generator, Message
 
 CHECK = "Does the knowledge above answer this question? Reply with yes or no."
@@ -75,12 +75,12 @@ def says_unsaid(draft: str, answer: str) -> bool:
     return normalize_answer(answer) in ("yes", "no") or bool(_SAYS_NOT_SAID.search(answer))
 
 
-def unsaid(evidence: Evidence | None, grounded: float | None, below: float, draft: str = "", answer: str = "") -> str:
-    """Why the passages read seem not to state the answer: "reader" where its check said
-    no or its draft says so (``says_unsaid``), "evidence" where even the sentence nearest
-    the question scores under ``below``; "" where neither."""
-    if (grounded is not None and grounded < FOUND_AT_LEAST) or says_unsaid(draft, answer):
+def unsaid(last: IterationTrace, grounded: float | None, below: float) -> str:
+    """Why the passages the last iteration read seem not to state the answer: "reader"
+    where its check said no or its draft says so (``says_unsaid``), "evidence" where even
+    the sentence nearest the question scores under ``below``; "" where neither."""
+    if (grounded is not None and grounded < FOUND_AT_LEAST) or says_unsaid(last.draft, last.answer):
         return "reader"
-    if evidence is not None and evidence.support < below:
+    if last.evidence is not None and last.evidence.support < below:
         return "evidence"
     return ""

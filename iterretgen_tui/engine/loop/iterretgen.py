@@ -421,5 +421,5 @@ def final_answer(
         standalone=asked.standalone,
         grounded=grounded,
         first_answer_seconds=first_seconds,
-        unsaid=unsaid(last.evidence, grounded, below, last.draft, last.answer) if last and last.stated else "",
+        unsaid=unsaid(last, grounded, below) if last and last.stated else "",
     )
