@@ -12,6 +12,8 @@ tests/data/realdocs-LICENSE.txt) and reports, over the questions:
 - stated: the last iteration stated an answer;
 - declined: the chat said the documents do not say (every question here has an answer
   in them, so each decline is a false one);
+- unsupported: the chat marked the answer unsupported by the passages read (a number
+  its evidence's passages do not hold, or no word any passage holds);
 - right_file: the file cited first (the evidence's, else source [1]) holds the key fact;
   right_file_in_sources: any source does;
 - seconds per question (models loaded and folder indexed beforehand), seconds from the
@@ -45,7 +47,7 @@ from iterretgen_tui import config
 from iterretgen_tui.engine.loop.conversation import Turn, turn_of
 from iterretgen_tui.engine.loop.events import FinalAnswer
 from iterretgen_tui.engine.loop.repetition import loop_start
-from iterretgen_tui.engine.loop.trust import declined
+from iterretgen_tui.engine.loop.trust import Weakness, declined, weakness
 from iterretgen_tui.session import Session
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
@@ -94,6 +96,7 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
         "looping_answer": loop_start(shown) is not None,
         "stated": stated,
         "declined": declined(final),
+        "unsupported": weakness(final) is Weakness.UNSUPPORTED,
         "unsaid": final.unsaid,
         "grounded": final.grounded,
         "evidence_score": round(evidence.score, 4) if evidence else None,
@@ -144,6 +147,7 @@ def summary(rows: list[dict]) -> dict:
         "looping_answers": share("looping_answer"),
         "stated": share("stated"),
         "declined": share("declined"),
+        "unsupported": share("unsupported"),
         "right_file": share("right_file"),
         "right_file_in_sources": share("right_file_in_sources"),
         "kind_agreement": round(fmean(float(r["kind"] == r["asked_as"]) for r in rows), 3),

@@ -4,13 +4,14 @@ honesty verdict: the answer's pieces on their own, with fakes at the model bound
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from iterretgen_tui.engine.indexing.indexer import open_folder_index, sync_folder
 from iterretgen_tui.engine.loop.events import FinalAnswer, IterationTrace, StopReason
-from iterretgen_tui.engine.loop.evidence import backs, choose_evidence, sentences, statements
+from iterretgen_tui.engine.loop.evidence import Evidence, backs, choose_evidence, sentences, statements
 from iterretgen_tui.engine.loop.follow_up import (
     LEAD,
     QUESTION,
@@ -538,6 +539,26 @@ def test_a_factoid_stating_a_number_no_passage_holds_is_unsupported():
     assert not supported("port 8000", ["The port is 18000."], "")
     assert supported("port 8080", passages)  # an open reply's numbers ("[1]", "two") are not checked
     assert weakness(final_with("config.toml, port 8080")) is Weakness.UNSUPPORTED
+
+
+def test_a_number_the_evidence_does_not_quote_is_unsupported():
+    # Asked for a phone number, the 1.5B gave a server's port from another passage read,
+    # beside evidence on the person that holds no number.
+    people = Passage(1, "Alice owns the backup job; Bob owns the mail server.", "", "notes.md")
+    ports = Passage(2, "Start the server with --port 8080.", "Served models", "models.md")
+    passages = (people, ports)
+
+    def with_evidence(answer: str, quoted: Passage) -> FinalAnswer:
+        final = final_with(answer)
+        n = passages.index(quoted) + 1
+        evidence = Evidence(quoted.text, n, quoted.id, quoted.source, support=0.7)
+        return replace(final, sources=passages, evidence=evidence, question="What is Alice's phone number?")
+
+    assert weakness(with_evidence("her phone number is 8080 [1]", people)) is Weakness.UNSUPPORTED
+    assert weakness(with_evidence("port 8080 [2]", ports)) is None
+    # Its [n] marks are citations, not numbers it states.
+    assert weakness(with_evidence("Alice [1]", people)) is None
+    assert weakness(replace(with_evidence("8080", people), evidence=None)) is None  # no evidence: any passage
 
 
 def test_support_is_how_near_any_sentence_comes_to_the_question_or_its_answer():
