@@ -13,6 +13,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+# `python -m llama_cpp.server`, its model loaded as the app loads one: on a CPU with AMX,
+# llama.cpp's AMX kernels crash the first decode (engine/loop/llama_load.py).
+_SERVE = (
+    "import runpy\n"
+    "from iterretgen_tui.engine.loop.llama_load import plain_buffers\n"
+    "with plain_buffers():\n"
+    "    runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)\n"
+)
+
 
 class ServerDidNotStart(RuntimeError):
     """The server exited or did not answer in time; the message ends with its log."""
@@ -32,7 +41,7 @@ def llama_cpp_server(gguf: Path, *, n_ctx: int, threads: int, start_seconds: flo
     computes it for every prompt token, for logprobs no one asks here); its URL."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1"]
+    command = [sys.executable, "-c", _SERVE, "--model", str(gguf), "--host", "127.0.0.1"]
     command += ["--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads)]
     command += ["--n_threads_batch", str(threads), "--logits_all", "false"]
     with tempfile.TemporaryFile() as log:

@@ -10,6 +10,8 @@ an argument of ``Llama``, so the default model parameters are amended while it l
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 _loading = threading.Lock()  # the amended defaults are module state: one load at a time
 
@@ -21,23 +23,33 @@ def amx_built_in() -> bool:
     return b"AMX_INT8 = 1" in llama_cpp.llama_print_system_info()
 
 
-def load_llama(**kwargs):
-    """``Llama(**kwargs)``, with plain weight buffers where AMX is built in."""
+@contextmanager
+def plain_buffers() -> Iterator[None]:
+    """Every model loaded inside loads its weights into plain CPU buffers where AMX is
+    built in (llama-cpp-python's own server too, run inside it: tests/llama_server.py)."""
     import llama_cpp.llama_cpp as lib
-    from llama_cpp import Llama
 
     if not amx_built_in():
-        return Llama(**kwargs)
+        yield
+        return
     with _loading:
         defaults = lib.llama_model_default_params
 
-        def plain_buffers():
+        def plain():
             params = defaults()
             params.use_extra_bufts = False
             return params
 
-        lib.llama_model_default_params = plain_buffers
+        lib.llama_model_default_params = plain
         try:
-            return Llama(**kwargs)
+            yield
         finally:
             lib.llama_model_default_params = defaults
+
+
+def load_llama(**kwargs):
+    """``Llama(**kwargs)``, with plain weight buffers where AMX is built in."""
+    from llama_cpp import Llama
+
+    with plain_buffers():
+        return Llama(**kwargs)
