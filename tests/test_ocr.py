@@ -194,23 +194,26 @@ def test_cjk_in_a_file_keeps_every_label_and_pages_read_short_before_it_are_read
     assert read == full_read(monkeypatch, pages) and read[0][:2] == ["中国大学", "東京銀行本店"]
     assert layers["short"] == 0  # CJK in the first lines: never the short layer
 
-    # After a page of English alone, kanji among English lines: the short layer reads a line
-    # surely without its kanji, and drops them; a later line it is unsure of finds kanji, and
-    # every page read short so far is read again with every label.
+    # After a page of English alone, kanji among English lines: the short layer drops them,
+    # its confidence hardly falling, but leaves their ink without a label; that line is read
+    # with every label, finds kanji, and every page read short so far is read again.
     sneaky = kanji_page(["The harbour accounts were checked against the 銀行 ledger"])
     mixed = kanji_page([f"{line} {word}" for line, word in zip(ENGLISH, KANJI)])
-    pages = [np.asarray(page(ENGLISH, size=(1240, 400))), sneaky, mixed]
+    english = [np.asarray(page(ENGLISH, size=(1240, 400))), np.asarray(page(ENGLISH[::-1], size=(1240, 400)))]
+    pages = [*english, sneaky, mixed]
     layers.update(full=0, short=0)
     run = ocr.OcrRun()
     read = run.read([lambda p=p: p for p in pages])
     assert read == full_read(monkeypatch, pages)
-    assert (run.pages_done, run.pages_left) == (5, 0)  # pages 2 and 3 read twice, and counted
-    assert "銀行" in read[1][0] and all(word in line for word, line in zip(KANJI, read[2]))
-    assert layers["short"] >= 2
+    assert (run.pages_done, run.pages_left) == (6, 0)  # pages 2 and 3 read twice, and counted
+    assert "銀行" in read[2][0] and all(word in line for word, line in zip(KANJI, read[3]))
+    assert layers["short"] == 2  # pages 2 and 3; page 4 follows the kanji found
 
-    # Lines all read surely: every FULL_READ_EVERY-th batch is read in full, and finds them.
+    # Without the unread ink to go by, every FULL_READ_EVERY-th batch is read in full, and
+    # finds them.
+    monkeypatch.setattr(ocr, "GAP_STEPS", 10**9)
     monkeypatch.setattr(ocr, "FULL_READ_EVERY", 3)
-    pages = [np.asarray(page(ENGLISH, size=(1240, 400))), sneaky, sneaky]  # one batch a page
+    pages = [english[0], sneaky, sneaky]  # one batch a page
     read = ocr.OcrRun().read([lambda p=p: p for p in pages])
     assert read == full_read(monkeypatch, pages) and "銀行" in read[1][0] and "銀行" in read[2][0]
 

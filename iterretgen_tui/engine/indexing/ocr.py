@@ -43,6 +43,12 @@ FULL_READ_EVERY = 4
 # lines holding CJK scored 0.43 to 0.95 there, English pages' lines 0.93 and above, 99% of
 # them above 0.96 (docs/ocr.md).
 SHORT_CONFIDENCE = 0.96
+# ... and so is a line the short layer leaves this many steps in a row (a step is a sixth of
+# the line's height) without a label or a space, before, between or after its characters:
+# ink it had no label for. A two-kanji word there left 7 to 12 such steps, a lone kanji 4
+# to 7; 616 English lines in three fonts, clean and scanned, at most 5, at f32 and bf16
+# alike, where the CJK words' confidence seldom fell (docs/ocr.md).
+GAP_STEPS = 6
 # OpenVINO's own choice: bf16 where the CPU computes it natively (AMX, AVX512-BF16), about
 # twice as fast there and as accurate; f32 elsewhere. "f32" forces f32 (docs/ocr.md).
 PRECISION = "auto"
@@ -413,8 +419,16 @@ class Recogniser:
             lines: list[tuple[str, float]] = [("", 0.0)] * len(batch)
             self._read_full(batch, rows, lines, script)
             return [lines]
-        lines = self.short_decode(self.short(batch)[0])
-        self._read_full(batch, [n for n in rows if lines[n][1] < SHORT_CONFIDENCE], lines, script)
+        probs = self.short(batch)[0]
+        lines = self.short_decode(probs)
+        # Padding is exactly 0 (mid-grey); a resized line's pixels never are.
+        widths = np.count_nonzero(np.any(batch != 0, axis=(1, 2)), axis=1) * probs.shape[1] // batch.shape[3]
+        unsure = [
+            n
+            for n in rows
+            if lines[n][1] < SHORT_CONFIDENCE or longest_gap(probs[n, : max(widths[n], 1)], SPACE_PROB) >= GAP_STEPS
+        ]
+        self._read_full(batch, unsure, lines, script)
         return [lines]
 
     def _read_full(self, batch: np.ndarray, rows: Sequence[int], lines: list, script: Script) -> None:
@@ -426,6 +440,14 @@ class Recogniser:
         for n, line in zip(rows, read):
             lines[n] = line
         script.saw([text for text, _ in read], self.short_labels)
+
+
+def longest_gap(probs: np.ndarray, space_prob: float) -> int:
+    """The most steps in a row of a line's output (steps x labels, blank first, space last)
+    where neither a label nor a space is read."""
+    empty = (probs.argmax(axis=1) == 0) & (probs[:, -1] < space_prob)
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], empty.astype(np.int8), [0]))))
+    return int((edges[1::2] - edges[::2]).max()) if len(edges) else 0
 
 
 def _output_layer(model, keep: Sequence[int]):
