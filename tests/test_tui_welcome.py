@@ -9,6 +9,7 @@ from dataclasses import replace
 from textual.widgets import DataTable, OptionList, ProgressBar, Static
 
 from iterretgen_tui import config, models, paths
+from iterretgen_tui.engine.indexing.documents import Skip
 from iterretgen_tui.engine.indexing.staleness import CHANGED
 from iterretgen_tui.engine.passages import Passage
 from iterretgen_tui.ui.iterations import IterationPane
@@ -60,6 +61,16 @@ async def test_the_welcome_says_what_the_folder_holds_which_model_answers_and_wh
             "What do the documents say about Gustave Eiffel?",
             "What do the documents say about Dijon?",
         ]
+
+
+@pilot_test
+async def test_the_welcome_counts_the_files_that_could_not_be_read(tmp_path):
+    broken = (Skip("docs/scan.pdf", "not a valid PDF"), Skip("docs/empty.txt", "empty document"))
+    app, _ = make_app(tmp_path, DEMO, skipped=broken)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        await pilot.pause(0.1)
+        assert "5 files · 5 passages indexed · 2 files not read" in welcome_text(app)
 
 
 @pilot_test

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from iterretgen_tui import models
 from iterretgen_tui.config import Settings
+from iterretgen_tui.engine.indexing.documents import Skip
 from iterretgen_tui.engine.indexing.index import FileRecord
 from iterretgen_tui.engine.indexing.indexer import IndexProgress, IndexReport
 from iterretgen_tui.engine.loop.options import LoopOptions
@@ -120,6 +121,7 @@ class FakeSession(Session):
         loaded: threading.Event | None = None,
         load_error: Exception | None = None,
         hold_index: threading.Event | None = None,
+        skipped: tuple[Skip, ...] = (),
     ) -> None:
         super().__init__(settings)
         self.fake_generator = generator or HeldGenerator(DRAFTS)
@@ -127,6 +129,7 @@ class FakeSession(Session):
         self.loaded = loaded
         self.load_error = load_error
         self.hold_index = hold_index  # indexing pauses after its first progress until set
+        self.skipped = skipped  # files each sync reports it could not read
         self.indexed = 0  # how many times the folder was indexed
         self.asked: list[tuple[str, LoopOptions]] = []
         self.turns: list[tuple] = []  # the turns each question was asked after
@@ -152,7 +155,7 @@ class FakeSession(Session):
         self.folder = Path(folder)
         self.index = MemoryIndex(self.embedder, self.corpus, records_of(self.corpus))
         self.retriever = Retriever(self.embedder, self.index)
-        return IndexReport(indexed=len(self.corpus), passages=len(self.corpus))
+        return IndexReport(indexed=len(self.corpus), passages=len(self.corpus), skipped=list(self.skipped))
 
     def ask(self, question, *, cancel, options=None, turns=()):
         self.asked.append((question, options))

@@ -294,6 +294,7 @@ class ChatApp(App):
                 progress=None,
                 error="",
                 info=message.info,
+                skipped=len(message.skipped),
                 examples=message.examples,
                 llm=settings.llm,
                 embedder=settings.embedder,
