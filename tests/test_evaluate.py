@@ -228,6 +228,27 @@ def test_derived_adaptive_stop_matches_an_adaptive_run(tmp_path):
         assert record["adaptive"] == {"t": len(final.iterations), "reason": final.stop_reason.value}
 
 
+def test_a_record_says_what_the_chat_would_of_its_answer(tmp_path):
+    dataset = load_dataset(write_dataset(tmp_path / "toy"))
+    retriever = fake_retriever(dataset)
+
+    def inventing(messages) -> str:  # a year no passage gives
+        return f"{reader(messages).removesuffix('.')} in 1850."
+
+    records = {
+        name: evaluate.evaluate_question(
+            dataset.questions[0],
+            retriever=retriever,
+            generator=ScriptedGenerator(model),
+            options=paper_options(iterations=2, top_k=1),
+            stop_adaptively=True,
+        )
+        for name, model in (("reader", reader), ("inventing", inventing))
+    }
+    assert records["reader"]["weakness"] is None
+    assert records["inventing"]["weakness"] == "unsupported"
+
+
 def test_summaries_average_per_iteration():
     def record(em1, em2, stop):
         steps = [

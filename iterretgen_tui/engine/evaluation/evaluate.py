@@ -26,6 +26,7 @@ from ..loop.generator import Generator
 from ..loop.options import LoopOptions
 from ..loop.queries import PassageRetriever, form_query, paper_query
 from ..loop.stopping import answers_converge
+from ..loop.trust import weakness
 from ..passages import Passage
 from . import metrics
 from .datasets import Question
@@ -131,6 +132,9 @@ def evaluate_question(
         "gold_doc_ids": sorted(question.relevant),
         "iterations": steps,
         "adaptive": {"t": stop_t, "reason": reason.value},
+        # What the chat would say of the answer the loop returned (its last iteration run):
+        # "unsupported", "not_found", "looped", "no_answer", or None for a plain answer.
+        "weakness": weak.value if (weak := weakness(final)) else None,
         "seconds": round(time.perf_counter() - started, 3),
     }
 
