@@ -397,9 +397,9 @@ class Recogniser:
     step is about a quarter of a Latin page's time, and on Latin lines both layers read the
     same text (docs/ocr.md). A file's first lines get the full layer; if they hold no CJK,
     the rest get the short one but for every FULL_READ_EVERY-th batch, and a line it reads
-    unsurely is read again in full. CJK found in a full read turns the file back to the full
-    layer (and OcrRun reads again its pages read short). Called as RapidOCR calls its
-    session; returns (text, confidence) per line."""
+    unsurely, or leaves ink unread in (GAP_STEPS), is read again in full. CJK found in a
+    full read turns the file back to the full layer (and OcrRun reads again its pages read
+    short). Called as RapidOCR calls its session; returns (text, confidence) per line."""
 
     def __init__(self, path, characters: Sequence[str]) -> None:
         import openvino
