@@ -201,6 +201,7 @@ def test_cjk_in_a_file_keeps_every_label_and_pages_read_short_before_it_are_read
     mixed = kanji_page([f"{line} {word}" for line, word in zip(ENGLISH, KANJI)])
     english = [np.asarray(page(ENGLISH, size=(1240, 400))), np.asarray(page(ENGLISH[::-1], size=(1240, 400)))]
     pages = [*english, sneaky, mixed]
+    monkeypatch.setattr(ocr, "FULL_READ_EVERY", 10**9)  # the ink alone, not page 4's full batch
     layers.update(full=0, short=0)
     run = ocr.OcrRun()
     read = run.read([lambda p=p: p for p in pages])
