@@ -342,9 +342,19 @@ class SpacedCtcDecode:
     def __call__(self, preds: np.ndarray, return_word_box: bool = False, **_) -> list[tuple[str, float]]:
         return [self._line(probs) for probs in preds]
 
+    def longest_gap(self, probs: np.ndarray) -> int:
+        """The most steps in a row of one line's output where neither a label nor a space
+        (as this decoding keeps one) is read."""
+        empty = (probs.argmax(axis=1) == 0) & ~self._spacey(probs)
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], empty.astype(np.int8), [0]))))
+        return int((edges[1::2] - edges[::2]).max()) if len(edges) else 0
+
+    def _spacey(self, probs: np.ndarray) -> np.ndarray:
+        return probs[:, self.space] >= self.space_prob
+
     def _line(self, probs: np.ndarray) -> tuple[str, float]:
         best = probs.argmax(axis=1)
-        spacey = probs[:, self.space] >= self.space_prob
+        spacey = self._spacey(probs)
         chars: list[str] = []
         confidences: list[float] = []
         previous, pending = 0, False
@@ -426,7 +436,8 @@ class Recogniser:
         unsure = [
             n
             for n in rows
-            if lines[n][1] < SHORT_CONFIDENCE or longest_gap(probs[n, : max(widths[n], 1)], SPACE_PROB) >= GAP_STEPS
+            if lines[n][1] < SHORT_CONFIDENCE
+            or self.short_decode.longest_gap(probs[n, : max(widths[n], 1)]) >= GAP_STEPS
         ]
         self._read_full(batch, unsure, lines, script)
         return [lines]
@@ -440,14 +451,6 @@ class Recogniser:
         for n, line in zip(rows, read):
             lines[n] = line
         script.saw([text for text, _ in read], self.short_labels)
-
-
-def longest_gap(probs: np.ndarray, space_prob: float) -> int:
-    """The most steps in a row of a line's output (steps x labels, blank first, space last)
-    where neither a label nor a space is read."""
-    empty = (probs.argmax(axis=1) == 0) & (probs[:, -1] < space_prob)
-    edges = np.flatnonzero(np.diff(np.concatenate(([0], empty.astype(np.int8), [0]))))
-    return int((edges[1::2] - edges[::2]).max()) if len(edges) else 0
 
 
 def _output_layer(model, keep: Sequence[int]):
