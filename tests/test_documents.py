@@ -36,6 +36,9 @@ def test_scan_lists_regular_files_and_reports_links(folder):
     assert reasons["nested/up"].startswith("symlink loop")
     assert reasons["pipe"].startswith("not a regular file")
     assert [f.path for f in files] == sorted(f.path for f in files)
+    folders = sorted(str(Path(s.path).relative_to(folder)) for s in skipped if s.folder)
+    assert folders == ["nested/up"], "a link back to a folder is a folder left out; a link to itself is not"
+    assert documents.not_read(skipped) == f"{len(skipped) - 1} files and 1 folder"
 
 
 def test_scan_skips_names_that_are_not_utf8(tmp_path):

@@ -64,13 +64,17 @@ async def test_the_welcome_says_what_the_folder_holds_which_model_answers_and_wh
 
 
 @pilot_test
-async def test_the_welcome_counts_the_files_that_could_not_be_read(tmp_path):
-    broken = (Skip("docs/scan.pdf", "not a valid PDF"), Skip("docs/empty.txt", "empty document"))
+async def test_the_welcome_counts_the_files_and_folders_that_could_not_be_read(tmp_path):
+    broken = (
+        Skip("docs/scan.pdf", "not a valid PDF"),
+        Skip("docs/empty.txt", "empty document"),
+        Skip("docs/private", "cannot list folder: Permission denied", folder=True),
+    )
     app, _ = make_app(tmp_path, DEMO, skipped=broken)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, app.ready.is_set)
         await pilot.pause(0.1)
-        assert "5 files · 5 passages indexed · 2 files not read" in welcome_text(app)
+        assert "5 files · 5 passages indexed · 2 files and 1 folder not read" in welcome_text(app)
 
 
 @pilot_test

@@ -36,6 +36,7 @@ from .. import history as history_module
 from ..config import Settings
 from ..engine.counting import counted
 from ..engine.errors import IterRetGenError
+from ..engine.indexing.documents import not_read
 from ..engine.loop.conversation import Turn, turn_of, turns_of
 from ..engine.loop.events import (
     ContextTrimmed,
@@ -233,6 +234,7 @@ class ChatApp(App):
                 Prepared(
                     session.info(),
                     skipped=skipped,
+                    not_read=not_read(report.skipped),
                     removed=report.removed_note(),
                     session=session,
                     settings=settings,
@@ -294,7 +296,7 @@ class ChatApp(App):
                 progress=None,
                 error="",
                 info=message.info,
-                skipped=len(message.skipped),
+                not_read=message.not_read,
                 examples=message.examples,
                 llm=settings.llm,
                 embedder=settings.embedder,
@@ -307,7 +309,7 @@ class ChatApp(App):
             more = f"\n… and {len(message.skipped) - 5} more" if len(message.skipped) > 5 else ""
             self.notify(
                 f"{listed}{more}",
-                title=f"{counted(len(message.skipped), 'file')} not indexed",
+                title=f"{message.not_read} not indexed",
                 severity="warning",
                 timeout=15,
             )

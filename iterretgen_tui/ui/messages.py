@@ -33,7 +33,8 @@ class Prepared(Message):
 
     info: dict
     error: str = ""
-    skipped: tuple[str, ...] = ()  # "path: reason" of files the indexer could not read
+    skipped: tuple[str, ...] = ()  # "path: reason" of what the indexer could not read
+    not_read: str = ""  # the same counted by kind: "2 files and 1 folder"
     removed: str = ""  # the indexes of superseded embedder schemes removed, in a sentence
     session: object = None  # the session that is now ready; None when preparing failed
     settings: object = None  # the settings it was built from

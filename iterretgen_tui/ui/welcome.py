@@ -30,7 +30,7 @@ class Overview:
     llm: str
     embedder: str
     info: dict = field(default_factory=dict)  # Session.info() once the folder is indexed
-    skipped: int = 0  # files the last sync could not read (broken, empty, refused)
+    not_read: str = ""  # what the last sync could not read, counted ("2 files and 1 folder")
     examples: tuple[str, ...] = ()
     progress: IndexProgress | None = None  # while indexing
     error: str = ""  # why questions cannot be answered
@@ -48,8 +48,8 @@ def folder_text(o: Overview) -> Text:
     elif o.info:
         files, passages = o.info.get("files", 0), o.info.get("passages", 0)
         line.append(f"\n{counted(files, 'file')} · {counted(passages, 'passage')} indexed")
-        if o.skipped:
-            line.append(f" · {counted(o.skipped, 'file')} not read", style="yellow")
+        if o.not_read:
+            line.append(f" · {o.not_read} not read", style="yellow")
     else:
         line.append(f"\n{o.activity or 'starting…'}", style="italic")
     return line

@@ -17,12 +17,14 @@ import os
 import stat
 import unicodedata
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import charset_normalizer
 
+from ..counting import counted
 from ..errors import IterRetGenError
 from . import formats, latex, packaged
 from .chunking import Chunk, ChunkOptions, split
@@ -88,6 +90,14 @@ class FileEntry:
 class Skip:
     path: str
     reason: str
+    folder: bool = False  # a folder left out whole, not a file
+
+
+def not_read(skips: Sequence[Skip]) -> str:
+    """What was left out, counted by kind: "2 files and 1 folder"."""
+    folders = sum(skip.folder for skip in skips)
+    parts = [counted(n, noun) for n, noun in ((len(skips) - folders, "file"), (folders, "folder")) if n]
+    return " and ".join(parts)
 
 
 class FolderError(IterRetGenError):
@@ -133,13 +143,13 @@ def scan_folder(root: Path, *, exclude: Path | None = None) -> FolderScan:
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
-            skipped.append(Skip(str(directory), f"cannot list folder: {exc.strerror}"))
+            skipped.append(Skip(str(directory), f"cannot list folder: {exc.strerror}", folder=True))
             continue
         if any(entry.name == IGNORE_FILE for entry in entries):
             try:
                 ignores = ignores.enter(directory)
             except OSError as exc:  # the folder is left out whole: what the file hides may be private
-                skipped.append(Skip(str(directory), f"cannot read its {IGNORE_FILE}: {exc.strerror}"))
+                skipped.append(Skip(str(directory), f"cannot read its {IGNORE_FILE}: {exc.strerror}", folder=True))
                 continue
         subdirs = []
         for entry in entries:
@@ -165,7 +175,7 @@ def scan_folder(root: Path, *, exclude: Path | None = None) -> FolderScan:
                 if _inode(st) in excluded:
                     continue
                 if _inode(st) in visited:
-                    skipped.append(Skip(str(path), "symlink loop: links to a folder already indexed"))
+                    skipped.append(Skip(str(path), "symlink loop: links to a folder already indexed", folder=True))
                     continue
                 visited.add(_inode(st))
                 subdirs.append((path, ignores))
