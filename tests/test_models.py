@@ -261,6 +261,9 @@ def test_models_list_text(capsys):
     assert " * smollm2-135m " in out and "embedded" in out  # the suite pins it (conftest)
     assert "available (iterretgen-chat models pull NAME):" in out
     assert "llama-3.1-8b-instruct" in out and "   qwen2.5-coder-1.5b-instruct " in out
+    rows = [line[3:] for line in out.splitlines() if line[:3] in ("   ", " * ")]
+    kinds = {row.index(f" {row.split()[1]} ", len(row.split()[0])) for row in rows}
+    assert len(kinds) == 1, "the kind column lines up past the longest name"
     assert out.splitlines()[-2].startswith("devices (--device auto): llm ")
     # auto on a CPU: nothing measured yet in this fresh home (tests/test_calibration.py measures)
     last = out.splitlines()[-1]

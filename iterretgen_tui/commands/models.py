@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from dataclasses import asdict
+from functools import partial
 
 from .. import models
 from ..cli import add_model_flags, settings_from
@@ -103,8 +104,8 @@ def _embed_backend(settings) -> dict:
     }
 
 
-def _row(mark: str, name: str, kind: str, source: str, size: str, note: str) -> None:
-    print(f" {mark} {name:<24} {kind:<9} {source:<9} {size:>8}  {note}".rstrip())
+def _row(width: int, mark: str, name: str, kind: str, source: str, size: str, note: str) -> None:
+    print(f" {mark} {name:<{width}} {kind:<9} {source:<9} {size:>8}  {note}".rstrip())
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -141,22 +142,23 @@ def _list(args: argparse.Namespace) -> int:
         )
         return 0
     mark = {item.name: "*" if item.name in in_use else " " for item in found}
+    row = partial(_row, max([24, *(len(item.name) for item in found), *(len(e.name) for e in available)]))
     print("installed (* in use):")
     for item in found:
         if item.source != "found":
-            _row(mark[item.name], item.name, item.kind, item.source, human(item.size_bytes), item.metric)
+            row(mark[item.name], item.name, item.kind, item.source, human(item.size_bytes), item.metric)
     local = [item for item in found if item.source == "found"]
     if local:
         print("found on this machine (read where they lie, never copied; --llm NAME):")
         for item in local:
             facts = " ".join(filter(None, (item.quantisation, item.parameters, f"in {item.found_in}")))
-            _row(mark[item.name], item.name, item.kind, "found", human(item.size_bytes), facts)
+            row(mark[item.name], item.name, item.kind, "found", human(item.size_bytes), facts)
             if item.problem:
                 print(f"     not offered: {item.problem}")
     if available:
         print("available (iterretgen-chat models pull NAME):")
         for e in available:
-            _row(" ", e.name, e.kind, "", "~" + human(e.size_mb * 1000**2), e.description)
+            row(" ", e.name, e.kind, "", "~" + human(e.size_mb * 1000**2), e.description)
     print(f"devices (--device {settings.device}): {devices['summary']}")
     for problem in devices["problems"]:
         print(f"  ! {problem}")
