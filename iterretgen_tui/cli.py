@@ -151,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Without a COMMAND, the chat opens over FOLDER (default: the last folder used); "
         "its options: `iterretgen-chat FOLDER --help`.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog="iterretgen-chat")
     for name, help_text in SUBCOMMANDS.items():
         try:
             module = importlib.import_module(f"iterretgen_tui.commands.{name}")

@@ -59,3 +59,11 @@ def test_the_commands_help_says_how_the_chat_opens(capsys):
         cli.main(["--help"])
     out = capsys.readouterr().out
     assert "iterretgen-chat [FOLDER]" in out and "the chat opens over FOLDER" in out
+
+
+@pytest.mark.parametrize("command", ["ask", "index", "eval", "models"])
+def test_a_commands_usage_names_that_command_alone(capsys, command):
+    with pytest.raises(SystemExit):
+        cli.main([command, "--help"])
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith(f"usage: iterretgen-chat {command} [-h]"), first
