@@ -11,6 +11,7 @@ import pytest
 from iterretgen_tui.engine.indexing import documents, formats
 from iterretgen_tui.engine.indexing.chunking import ChunkOptions, spanning, split
 from iterretgen_tui.engine.indexing.documents import FileEntry, SkipFile
+from iterretgen_tui.engine.indexing.indexer import IndexReport
 from iterretgen_tui.engine.indexing.ocr import OcrRun
 from tests import docfolder
 
@@ -38,7 +39,7 @@ def test_scan_lists_regular_files_and_reports_links(folder):
     assert [f.path for f in files] == sorted(f.path for f in files)
     folders = sorted(str(Path(s.path).relative_to(folder)) for s in skipped if s.folder)
     assert folders == ["nested/up"], "a link back to a folder is a folder left out; a link to itself is not"
-    assert documents.not_read(skipped) == f"{len(skipped) - 1} files and 1 folder"
+    assert IndexReport(skipped=skipped).not_read() == f"{len(skipped) - 1} files and 1 folder"
 
 
 def test_scan_skips_names_that_are_not_utf8(tmp_path):

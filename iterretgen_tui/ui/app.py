@@ -36,7 +36,6 @@ from .. import history as history_module
 from ..config import Settings
 from ..engine.counting import counted
 from ..engine.errors import IterRetGenError
-from ..engine.indexing.documents import not_read
 from ..engine.loop.conversation import Turn, turn_of, turns_of
 from ..engine.loop.events import (
     ContextTrimmed,
@@ -234,7 +233,7 @@ class ChatApp(App):
                 Prepared(
                     session.info(),
                     skipped=skipped,
-                    not_read=not_read(report.skipped),
+                    not_read=report.not_read(),
                     removed=report.removed_note(),
                     session=session,
                     settings=settings,

@@ -17,14 +17,12 @@ import os
 import stat
 import unicodedata
 import zlib
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import charset_normalizer
 
-from ..counting import counted
 from ..errors import IterRetGenError
 from . import formats, latex, packaged
 from .chunking import Chunk, ChunkOptions, split
@@ -91,13 +89,6 @@ class Skip:
     path: str
     reason: str
     folder: bool = False  # a folder left out whole, not a file
-
-
-def not_read(skips: Sequence[Skip]) -> str:
-    """What was left out, counted by kind: "2 files and 1 folder"."""
-    folders = sum(skip.folder for skip in skips)
-    parts = [counted(n, noun) for n, noun in ((len(skips) - folders, "file"), (folders, "folder")) if n]
-    return " and ".join(parts)
 
 
 class FolderError(IterRetGenError):

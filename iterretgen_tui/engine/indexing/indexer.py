@@ -21,6 +21,7 @@ import numpy as np
 
 from ... import paths
 from ..cores import CoreShare
+from ..counting import counted
 from ..embedding.embedder import Embedder
 from .chunking import Chunk, ChunkOptions
 from .documents import (
@@ -107,6 +108,13 @@ class IndexReport:
                 {"path": r.directory, "embedder": r.embedder, "bytes": r.bytes} for r in self.removed_indexes
             ],
         }
+
+    def not_read(self) -> str:
+        """What this run could not read, counted by kind ("2 files and 1 folder"); "" when
+        it read everything."""
+        folders = sum(skip.folder for skip in self.skipped)
+        counts = ((len(self.skipped) - folders, "file"), (folders, "folder"))
+        return " and ".join(counted(n, noun) for n, noun in counts if n)
 
     def removed_note(self) -> str:
         """The indexes removed this run, in a sentence; "" when none were."""
