@@ -537,6 +537,9 @@ def test_a_factoid_stating_a_number_no_passage_holds_is_unsupported():
     assert supported("8,000 or 30", ["8000", "30"], "")
     assert supported("localhost:8000", ["Open http://localhost:8000/ in a browser."], "")
     assert not supported("port 8000", ["The port is 18000."], "")
+    # A dot is part of its number: "pypdf 3.1.0" holds no Python 3.10.
+    assert not supported("Python 3.10 and above", ["pypdf 3.1.0 and above include improvements."], "")
+    assert supported("Python 3.10 and above [1]", ["Requires-Python: >=3.10"], "")
     assert supported("port 8080", passages)  # an open reply's numbers ("[1]", "two") are not checked
     assert weakness(final_with("config.toml, port 8080")) is Weakness.UNSUPPORTED
 

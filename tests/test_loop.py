@@ -108,6 +108,15 @@ def test_an_answer_said_again_with_the_questions_words_is_the_same_answer():
     assert not answers_converge("24 December", "The office closes on 24 December", "")  # no question said
 
 
+def test_answers_that_state_other_numbers_are_not_the_same_answer():
+    question = "Which Python versions does pypdf support?"
+    # Normalised alike ("310"), or nearly the same words: the number is what changed.
+    assert not answers_converge("Python versions 3.1.0 and above", "Python versions 3.10 and above", question)
+    assert not answers_converge("version 3 of the API", "version 4 of the API", question)
+    assert answers_converge("Python 3.10 and above [1]", "Python 3.10 and above [3]", question)  # citations aside
+    assert answers_converge("3,000 files", "3000 files", "How many files?")
+
+
 def test_adaptive_stop_when_retrieval_brings_nothing_new():
     # The draft adds no words, so retrieval repeats and generating again would repeat the draft.
     gen = ScriptedGenerator(["So the answer is Paris.", "So the answer is Lyon."])

@@ -11,6 +11,8 @@ from collections import Counter
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _YES_NO = re.compile(r"[\W_]*(yes|no)\b", re.IGNORECASE)
 _PUNCT = str.maketrans("", "", string.punctuation)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_CITATION = re.compile(r"\[\d+\]")
 
 # Words that carry no fact: an answer made only of them cannot be checked against passages.
 STOPWORDS = frozenset(
@@ -69,6 +71,18 @@ def token_f1(prediction: str, gold: str) -> float:
         return 0.0
     precision, recall = common / len(pred), common / len(ref)
     return 2 * precision * recall / (precision + recall)
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers a text states, each whole ("8080" in "localhost:8080", "3,000" as
+    "3000", "1950" and "1951" in "1950-1951"). A dot stays: "3.1.0" is not "3.10", which
+    normalize_answer reads alike."""
+    return {number.replace(",", "") for number in _NUMBER.findall(text)}
+
+
+def answer_numbers(answer: str) -> set[str]:
+    """The numbers an answer states, its citations ("[1]") aside."""
+    return numbers(_CITATION.sub(" ", answer))
 
 
 def yes_or_no(reply: str) -> bool | None:

@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 
 from ..passages import Passage
-from .answers import mentions, normalize_answer, stems, token_f1
+from .answers import answer_numbers, mentions, normalize_answer, stems, token_f1
 
 CONVERGENCE_F1 = 0.8  # token-F1 between consecutive answers that counts as "the same"
 
 
 def answers_converge(previous: str, current: str, question: str) -> bool:
     """The two answers say the same: the same words, nearly (token F1), or one is the other
-    with words of ``question`` around it."""
-    if not normalize_answer(current):
+    with words of ``question`` around it; never where their numbers differ ("3.1.0" and
+    "3.10" normalise alike, "version 3" and "version 4" are nearly the same words)."""
+    if not normalize_answer(current) or answer_numbers(previous) != answer_numbers(current):
         return False
     return (
         normalize_answer(previous) == normalize_answer(current)

@@ -5,17 +5,13 @@ holds. The chat then says so and leads with the evidence."""
 
 from __future__ import annotations
 
-import re
 from enum import Enum
 
-from .answers import content_words, normalize_answer, unglued
+from .answers import answer_numbers, content_words, normalize_answer, numbers, unglued
 from .events import FinalAnswer
 from .follow_up import finished
 from .prompts import reasoning
 from .question_kind import FACTOID
-
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_CITATION = re.compile(r"\[\d+\]")
 
 
 class Weakness(str, Enum):
@@ -57,13 +53,7 @@ def supported(
     if question is None:
         return bool(words & read)
     held = set().union(*map(numbers, passages_text if quoted is None else quoted), numbers(question))
-    return bool(words & read) and numbers(_CITATION.sub(" ", answer)) <= held
-
-
-def numbers(text: str) -> set[str]:
-    """The numbers a text states, each whole ("8080" in "localhost:8080", "3,000" as
-    "3000", "1950" and "1951" in "1950-1951")."""
-    return {re.sub(r"[.,]", "", number) for number in _NUMBER.findall(text)}
+    return bool(words & read) and answer_numbers(answer) <= held
 
 
 def weakness(final: FinalAnswer) -> Weakness | None:
