@@ -168,7 +168,7 @@ def test_markdown_reads_as_rendered_without_comments_tags_or_where_links_point()
             "Keep `<!-- this -->` and <kbd>Ctrl</kbd>+<kbd>C</kbd>, <anonymous> and a<b too.",
             "[`clearTimeout()`]: #cleartimeout",
             '[docs]: https://example.org/docs "The docs"',
-            "[^1]: A footnote is text.",
+            "[^1]: A footnote is text, its mark[^note] is not.",
             "[Note]: this line is text as well.",  # 10
             'Use [`clearTimeout()`][] or [the guide](https://x.org/a_(b) "Guide") and ![a heron](h.png).',
             "Keep `[not](a-link)` and - [x] ticked.",
@@ -176,17 +176,20 @@ def test_markdown_reads_as_rendered_without_comments_tags_or_where_links_point()
             "<!-- shown in code -->",
             "[ref]: inside-code",
             "```",
+            "## Thanks to[^thanks]",
         ]
     )
-    lines = [block.text for block in formats.markdown(text).blocks]
-    assert len(lines) == 16, "a line for each line: locations stay true"
+    parsed = formats.markdown(text)
+    lines = [block.text for block in parsed.blocks]
+    assert len(lines) == 17, "a line for each line: locations stay true"
     assert lines[1:4] == ["", "", ""]
     assert lines[4] == "Call `clearTimeout()` to stop it."
     assert lines[5] == "Keep `<!-- this -->` and Ctrl+C, <anonymous> and a<b too."
     assert lines[6:8] == ["", ""]
-    assert lines[8:10] == ["[^1]: A footnote is text.", "[Note]: this line is text as well."]
+    assert lines[8:10] == ["A footnote is text, its mark is not.", "[Note]: this line is text as well."]
     assert lines[10:12] == ["Use `clearTimeout()` or the guide and a heron.", "Keep `[not](a-link)` and - [x] ticked."]
-    assert lines[12:] == ["```html", "<!-- shown in code -->", "[ref]: inside-code", "```"]
+    assert lines[12:16] == ["```html", "<!-- shown in code -->", "[ref]: inside-code", "```"]
+    assert parsed.blocks[-1].heading == "Thanks to"
 
 
 def test_markdown_strong_emphasis_reads_as_its_text():

@@ -66,15 +66,17 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)\s*$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _FRONT_TITLE = re.compile(r"^title:\s*['\"]?(.*?)['\"]?\s*$")
 # What a rendered page does not show: comments, "[name]: url" link definitions (where
-# links point; "[^1]: ..." footnotes are text), the tags of inline HTML and the targets of
-# links, whose text stays. Left in, they were quoted as evidence ("<!-- YAML added:
-# v0.9.1 -->", "Use [`clearTimeout()`][] instead"; docs/answers.md).
+# links point), footnote marks ("Thanks to[^1]", "[^1]: " before a footnote's text, which
+# stays), the tags of inline HTML and the targets of links, whose text stays. Left in, they
+# were quoted as evidence ("<!-- YAML added: v0.9.1 -->", "Use [`clearTimeout()`][]
+# instead"; docs/answers.md) and shown in a passage's title ("Thanks to[^thanks_to]").
 _CODE_SPAN = re.compile(r"(?P<ticks>`+).*?(?P=ticks)")
 _LINK_DEFINITION = re.compile(r"""^ {0,3}\[[^\]^][^\]]*\]:[ \t]*\S+(?:[ \t]+(?:"[^"]*"|'[^']*'|\([^)]*\)))?[ \t]*$""")
 _HTML_TAGS = "a|abbr|b|br|code|del|details|div|em|i|img|ins|kbd|mark|p|s|small|span|strong|sub|summary|sup|u"
 # Scanned left to right, a code span is met whole, so what looks like markup inside it stays.
 _INLINE = re.compile(
     rf"(?P<code>{_CODE_SPAN.pattern})"
+    r"|^ {0,3}\[\^[^\]\s]+\]:[ \t]*|\[\^[^\]\s]+\]"  # a footnote's mark, where it is defined or referred to
     r"|!?\[(?P<text>(?:`[^`]*`|[^\]`])*)\]"  # [text](url "title"), [text][ref], ![alt](src)
     r"""(?:\((?:[^()\s]|\([^()\s]*\))*(?:\s+(?:"[^"]*"|'[^']*'))?\)|\[[^\]]*\])"""
     rf"|</?(?:{_HTML_TAGS})\b[^<>]*>"
@@ -159,7 +161,8 @@ def _shown(line: str, in_comment: bool, closes_later: bool) -> tuple[str, bool]:
 
 
 def _rendered_inline(match: re.Match) -> str:
-    """A code span as it is, a link or strong emphasis as its text, an HTML tag as nothing."""
+    """A code span as it is, a link or strong emphasis as its text, an HTML tag or a
+    footnote's mark as nothing."""
     if match["code"] is not None:
         return match["code"]
     return match["text"] or match["strong"] or match["under"] or ""
