@@ -167,6 +167,7 @@ def test_a_sentence_whose_markup_glues_the_answer_to_a_word_still_backs_it():
     evidence = choose_evidence("Which command generates the file?", passages, HashEmbedder(dim=512), "pip freeze")
     assert evidence.source == "pip.md"
     assert backs("See {ref}pip freeze.", "pip freeze") and not backs("See pipfreeze.", "pip freeze")
+    assert backs("Faiss is MIT-licensed.", "MIT")  # a dash joins words as well
 
 
 def test_the_best_sentence_comes_with_its_closer_neighbour():
@@ -527,6 +528,7 @@ def test_weak_answers_are_named():
     # A table's cells glue their words: "Ada" is in "Ada,maintainer,2019".
     assert supported("Ada", ["name,role,since Ada,maintainer,2019"]) and not supported("Bob", ["Ada,maintainer"])
     assert supported("config.toml", ["saved to config.toml"])
+    assert supported("MIT", ["Faiss is MIT-licensed."]) and supported("MIT-licensed", ["Faiss is MIT-licensed."])
 
 
 def test_a_factoid_stating_a_number_no_passage_holds_is_unsupported():

@@ -30,8 +30,9 @@ def normalize_answer(text: str) -> str:
 
 
 # Characters that join words where the page wrote no space: markup ("{ref}`pip freeze`"
-# read as "{ref}pip freeze") and a table's cells ("Ada,maintainer,2019").
-_GLUE = str.maketrans(dict.fromkeys("{}[]()<>`*|,;/", " "))
+# read as "{ref}pip freeze"), a table's cells ("Ada,maintainer,2019") and dashes ("Faiss is
+# MIT-licensed", which normalize_answer reads as "mitlicensed", states "MIT").
+_GLUE = str.maketrans(dict.fromkeys("{}[]()<>`*|,;/-\u2013\u2014", " "))
 
 
 def unglued(text: str) -> str:
