@@ -117,6 +117,12 @@ def test_answers_that_state_other_numbers_are_not_the_same_answer():
     assert answers_converge("3,000 files", "3000 files", "How many files?")
 
 
+def test_answers_joined_by_a_dash_are_read_as_their_words_too():
+    assert answers_converge("MIT-licensed", "MIT", "Which license does faiss use?")
+    assert answers_converge("e-mail", "email", "How do I reach them?")  # as written, too
+    assert not answers_converge("non-ASCII", "ASCII", "Which characters need Punycode?")
+
+
 def test_adaptive_stop_when_retrieval_brings_nothing_new():
     # The draft adds no words, so retrieval repeats and generating again would repeat the draft.
     gen = ScriptedGenerator(["So the answer is Paris.", "So the answer is Lyon."])

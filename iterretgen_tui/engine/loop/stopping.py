@@ -5,17 +5,23 @@ from __future__ import annotations
 from collections.abc import Sequence, Set
 
 from ..passages import Passage
-from .answers import answer_numbers, mentions, normalize_answer, stems, token_f1
+from .answers import answer_numbers, mentions, normalize_answer, stems, token_f1, unglued
 
 CONVERGENCE_F1 = 0.8  # token-F1 between consecutive answers that counts as "the same"
 
 
 def answers_converge(previous: str, current: str, question: str) -> bool:
-    """The two answers say the same: the same words, nearly (token F1), or one is the other
-    with words of ``question`` around it; never where their numbers differ ("3.1.0" and
-    "3.10" normalise alike, "version 3" and "version 4" are nearly the same words)."""
+    """The two answers say the same, as written or with what glues words read as spaces
+    ("MIT-licensed" is "MIT", asked "Which license does it use?"): the same words, nearly
+    (token F1), or one is the other with words of ``question`` around it. Never where their
+    numbers differ ("3.1.0" and "3.10" normalise alike, "version 3" and "version 4" are
+    nearly the same words)."""
     if not normalize_answer(current) or answer_numbers(previous) != answer_numbers(current):
         return False
+    return said_alike(previous, current, question) or said_alike(unglued(previous), unglued(current), unglued(question))
+
+
+def said_alike(previous: str, current: str, question: str) -> bool:
     return (
         normalize_answer(previous) == normalize_answer(current)
         or token_f1(previous, current) >= CONVERGENCE_F1
