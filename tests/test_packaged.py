@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import zipfile
 from pathlib import Path
@@ -99,6 +100,16 @@ def test_an_odt_reads_its_headings_and_paragraphs(tmp_path):
         ("torn.odt", zipped({"content.xml": "<office:document-content"}), "cannot read OpenDocument text"),
         ("sheet.xlsx", zipped({"xl/workbook.xml": "<workbook/>"}), "not a format it reads: a spreadsheet"),
         ("old.doc", b"\xd0\xcf\x11\xe0 compound file", "not a format it reads: a Word 97-2003 document"),
+        # Named for another format than the one they hold: what they hold, not a parser's complaint.
+        ("paper.pdf", b"\xef\xbb\xbf\n<!DOCTYPE html><title>Access denied</title>", "not a PDF: it holds a web page"),
+        ("noise.pdf", bytes(range(256)) * 8, "not a PDF: it does not begin as one does"),
+        (
+            "renamed.docx",
+            b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(512),
+            "not a Word document: it is an Office 97-2003 file",
+        ),
+        ("book.epub", b"%PDF-1.7\n", "not an EPUB book: it is a PDF"),
+        ("notes.odt.gz", gzip.compress(b"plain words"), "not an OpenDocument text: it does not begin"),
     ],
 )
 def test_damaged_or_unread_packages_are_skipped_with_their_reason(tmp_path, name, data, reason):

@@ -29,6 +29,7 @@ from .chunking import Chunk, ChunkOptions, split
 from .formats import SkipFile
 from .ignore import IGNORE_FILE, Ignores, Tally
 from .ocr import IMAGE_SUFFIXES, OcrCancelled
+from .signatures import mislabelled
 
 if TYPE_CHECKING:
     from .ocr import OcrRun
@@ -269,6 +270,9 @@ def passages(
         raise SkipFile(f"not a format it reads: {_NOT_READ[suffix]}")
     if compressed:
         data = _gunzipped(data)
+    wrong = mislabelled(suffix, data)
+    if wrong:
+        raise SkipFile(wrong)
     try:
         if suffix in _READ_BY_OCR:
             parsed = _READ_BY_OCR[suffix](data, ocr)
