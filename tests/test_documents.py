@@ -120,6 +120,27 @@ def test_html_reads_as_a_page_draws_it():
     assert chunk.location == "lines 2-4"
 
 
+def test_an_html_tables_rows_read_as_markdown_rows_under_its_header():
+    from iterretgen_tui.engine.loop.evidence import sentences
+
+    page = formats.html(
+        "<table><thead><tr><th>Name</th><th>Default</th></tr></thead>\n"
+        "<tr><td><code>top_k</code></td><td>5, <em>at most</em> 50</td></tr>\n"
+        "<tr><td>a|b or c</td><td></td></tr></table><p>Then:</p>\n"
+        "<table><tr><td>no</td><td>header</td></tr><tr><td>plain</td><td>rows</td></tr></table>\n"
+        "<table><tr><td>one column</td></tr><tr><td>lays out</td></tr></table>"
+    )
+    assert [(block.number, block.text) for block in page.blocks] == [
+        *((1, "| Name | Default |"), (1, "| --- | --- |"), (2, "| top_k | 5, at most 50 |"), (3, "| a\\|b or c | |")),
+        *((3, "Then:"), (4, "| no | header |"), (4, "| plain | rows |")),  # no header cells: no column names
+        *((5, "one column"), (5, "lays out")),
+    ]
+    assert sentences(split(page, ChunkOptions(100, 0))[0].text)[:2] == [
+        "Name: top_k; Default: 5, at most 50",
+        "Name: a|b or c",
+    ]
+
+
 def test_pdf_passages_cite_their_page(folder):
     chunks = chunks_of(folder / "paper.pdf")
     assert [(c.location, c.heading) for c in chunks] == [("p. 1", "Desert Study"), ("p. 2", "Desert Study")]
@@ -148,6 +169,31 @@ def test_docx_headings_title_and_tables(folder):
     assert "kiwis" in chunks[1].text and chunks[1].location.startswith("paragraphs ")
     # The heading titles its passage, not glued to its first sentence.
     assert chunks[0].text == "Revenue grew in the northern region thanks to pelican sales."
+
+
+def test_a_word_tables_rows_are_lines_under_a_bold_or_repeated_header():
+    import io
+
+    import docx
+
+    document = docx.Document()
+    bold = document.add_table(rows=3, cols=2)
+    for cell, text in zip(bold.rows[0].cells, ["Key", "Action"]):
+        cell.paragraphs[0].add_run(text).bold = True
+    bold.cell(1, 0).text, bold.cell(1, 1).text = "F5", "open the models | pull"
+    repeated = document.add_table(rows=2, cols=2)
+    repeated.cell(0, 0).text, repeated.cell(0, 1).text = "Name", "Default"
+    repeated.rows[0]._tr.get_or_add_trPr().append(repeated.rows[0]._tr.makeelement(docx.oxml.ns.qn("w:tblHeader")))
+    repeated.cell(1, 0).text, repeated.cell(1, 1).text = "top_k", "5"
+    plain = document.add_table(rows=2, cols=2)
+    plain.cell(0, 0).text, plain.cell(0, 1).text, plain.cell(1, 0).text = "Q3", "1200", "Q4"
+    data = io.BytesIO()
+    document.save(data)
+    assert [(block.number, block.text) for block in formats.docx(data.getvalue()).blocks] == [
+        *((1, "| Key | Action |"), (1, "| --- | --- |"), (1, "| F5 | open the models \\| pull |")),  # empty row gone
+        *((2, "| Name | Default |"), (2, "| --- | --- |"), (2, "| top_k | 5 |")),
+        *((3, "| Q3 | 1200 |"), (3, "| Q4 | |")),  # no header: no column names
+    ]
 
 
 def test_markdown_title_headings_and_code_fences(folder):
@@ -317,6 +363,19 @@ def test_passages_have_the_configured_size_and_overlap():
     assert chunks[1].text.split()[:20] == chunks[0].text.split()[-20:]
     assert [c.location for c in chunks] == ["lines 1-10", "lines 9-18", "lines 17-25"]
     assert len(split(formats.plain(text), ChunkOptions(50, 0))) == 5
+
+
+def test_a_passage_inside_a_table_holds_whole_rows_under_the_tables_header():
+    rows = "\n".join(f"| F{i} | opens window number {i} of the app |" for i in range(1, 13))
+    text = f"# Keys\n\nThe keys:\n\n| Key | Action |\n| --- | --- |\n{rows}\n\nThat is all."
+    first, *rest = split(formats.markdown(text), ChunkOptions(40, 10))
+    assert first.text.startswith("# Keys\nThe keys:\n| Key | Action |\n| --- | --- |\n| F1 |")
+    assert len(rest) == 5 and all(c.text.startswith("| Key | Action |\n| --- | --- |\n| F") for c in rest)
+    assert all(line.endswith("|") for c in [first, *rest[:-1]] for line in c.text.split("\n")[2:])  # rows whole
+    assert [c.location for c in rest[:2]] == ["lines 8-10", "lines 10-12"]  # their own rows: the header is not moved
+    assert rest[-1].text.endswith("| F12 | opens window number 12 of the app |\nThat is all.")
+    # No table (no rule under a header), no change: the fixed steps of a plain text.
+    assert split(formats.plain("| one two | three four |\nno rule"), ChunkOptions(3, 1))[1].text == "two | three"
 
 
 def test_one_location_spans_two_passages_of_a_file():

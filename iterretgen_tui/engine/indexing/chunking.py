@@ -2,7 +2,8 @@
 
 A passage never crosses a PDF page or a heading, so its title and location stay exact;
 nor does it mix text read by OCR with a text layer, so its location can say which it is.
-Words keep their line, so a passage reads with its original line breaks.
+Words keep their line, so a passage reads with its original line breaks. A passage that
+starts inside a Markdown table starts at a row and carries the table's header first.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from dataclasses import dataclass
 from itertools import groupby
 
 from ..errors import ConfigError
+from ..markdown_tables import is_row, is_rule
 from .formats import Block, Parsed
 
 # Runs longer than this (URLs, base64, text without spaces) count as several words,
 # so a passage stays near the embedder's input length; they are rejoined without spaces.
 MAX_WORD_CHARS = 24
 _RUN = re.compile(r"\S+")
-SECTION = " › "  # between a document's title and a section's heading in a passage's title
+SECTION = " › "
+_PADDED_RULE = re.compile(r"-{3,}")  # between a document's title and a section's heading in a passage's title
 
 
 @dataclass(frozen=True)
@@ -57,16 +60,60 @@ class ChunkOptions:
 def split(parsed: Parsed, options: ChunkOptions = ChunkOptions()) -> list[Chunk]:
     words, overlap = options.words, options.overlap
     chunks = []
-    for (page, heading, ocr), section in groupby(parsed.blocks, key=lambda b: (b.page, b.heading, b.ocr)):
+    for (page, heading, ocr), group in groupby(parsed.blocks, key=lambda b: (b.page, b.heading, b.ocr)):
+        section = list(group)
         tokens = _words(section)
+        heads = _table_heads([b.text for b in section])
         title = _title(parsed.title, heading)
-        step = words - overlap
-        for start in range(0, max(len(tokens) - overlap, 1), step):
-            window = tokens[start : start + words]
-            if window:
-                location = _location(parsed.unit, page, window) + (", OCR" if ocr else "")
-                chunks.append(Chunk(_join(window), location, title))
+        start = 0
+        while tokens:
+            window = _whole_rows(tokens[start : start + words + 1], words, heads)
+            location = _location(parsed.unit, page, window) + (", OCR" if ocr else "")
+            head = heads.get(window[0].block, "")
+            chunks.append(Chunk(head + _join(window), location, title))
+            after = start + words - overlap
+            if after >= len(tokens) - overlap:
+                break
+            # A passage starts at a table row's beginning, the row cut in the one before.
+            row_start = _block_start(tokens, after) if tokens[after].block in heads else after
+            start = row_start if row_start > start else after
     return chunks
+
+
+def _table_heads(lines: list[str]) -> dict[int, str]:
+    """By table line, the header lines (header and rule) a passage starting on it lacks:
+    without them its rows were cells with no column names ("" for the header itself)."""
+    heads: dict[int, str] = {}
+    k = 0
+    while k + 1 < len(lines):
+        if is_row(lines[k]) and is_rule(lines[k + 1]):
+            # Spaced as the passage's own lines are; the rule's dashes, however padded, "---".
+            header = " ".join(lines[k].split()) + "\n"
+            rule = _PADDED_RULE.sub("---", " ".join(lines[k + 1].split())) + "\n"
+            heads[k], heads[k + 1] = "", header
+            end = k + 2
+            while end < len(lines) and is_row(lines[end]):
+                heads[end] = header + rule
+                end += 1
+            k = end
+        else:
+            k += 1
+    return heads
+
+
+def _whole_rows(ahead: list[_Word], words: int, heads: dict[int, str]) -> list[_Word]:
+    """A passage's words (``ahead`` holds one more), less a table row that runs on past
+    them: the next passage starts at that row."""
+    window = ahead[:words]
+    if len(ahead) > words and ahead[words].block == window[-1].block and window[-1].block in heads:
+        return window[: _block_start(window, words - 1)] or window
+    return window
+
+
+def _block_start(tokens: list[_Word], i: int) -> int:
+    while i > 0 and tokens[i - 1].block == tokens[i].block:
+        i -= 1
+    return i
 
 
 def _words(blocks: Iterable[Block]) -> list[_Word]:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from .. import markdown_tables
 from . import restructuredtext
 
 if TYPE_CHECKING:
@@ -332,6 +333,7 @@ def html(text: str) -> Parsed:
     if not title:
         h1 = soup.find("h1")
         title = h1.get_text(" ", strip=True) if h1 else ""
+    _tables_as_rows(soup)
     starts, term_ends = _items(soup)
     # A preformatted block is fenced as in Markdown: drawn apart, it was read into the
     # sentence before it ("... document this code: #![allow(unused)] fn main() { ...").
@@ -388,6 +390,31 @@ def _leave_out_chrome(soup) -> None:
     ]
     for tag in [*soup.find_all(_INVISIBLE + _CHROME), *hidden, *soup.find_all(role=_CHROME_ROLES)]:
         tag.decompose()
+
+
+def _tables_as_rows(soup) -> None:
+    """Each data table's rows as Markdown's ("| top_k | 5 |"), a header row (all <th>, or
+    the table's <thead>) with its rule, so a passage and the evidence read a row with its
+    column names (chunking, markdown_tables). Drawn a cell to a line, a row was lost among
+    them. A table holding a table or preformatted text lays a page out: left as it is."""
+    for table in soup.find_all("table"):
+        if table.find(["table", "pre"]):
+            continue
+        rows = [row for row in table.find_all("tr") if row.find_parent("table") is table]
+        grid = [row.find_all(["th", "td"], recursive=False) for row in rows]
+        if len(rows) < 2 or max(len(cells) for cells in grid) < 2:
+            continue
+        drawn = soup.new_tag("div")
+        for k, (row, cells) in enumerate(zip(rows, grid)):
+            lines = [markdown_tables.row([cell.get_text() for cell in cells])]
+            if k == 0 and (row.find_parent("thead") or all(cell.name == "th" for cell in cells)):
+                lines.append(markdown_tables.rule(len(cells)))
+            for text in lines:
+                line = soup.new_tag("p")
+                line.string = text
+                line.sourceline = row.sourceline
+                drawn.append(line)
+        table.replace_with(drawn)
 
 
 def _items(soup) -> tuple[set[int], set[int]]:
@@ -526,21 +553,41 @@ def docx(data: bytes) -> Parsed:
     blocks, heading = [], ""
     for number, item in enumerate(content, 1):
         if isinstance(item, Table):
-            text = "\n".join(" | ".join(cell.text.strip() for cell in row.cells) for row in item.rows)
-        else:
-            text = item.text
-            style = item.style.name if item.style is not None else ""
-            # A title or heading titles the passages after it; in their text it ran into
-            # the first sentence ("Thermostat manual To reset the thermostat, ...").
-            if style == "Title":
-                title = title or text.strip()
-                continue
-            if style.startswith("Heading") and text.strip():
-                heading = text.strip()
-                continue
+            blocks += [Block(row, number, heading=heading) for row in _word_table_rows(item)]
+            continue
+        text = item.text
+        style = item.style.name if item.style is not None else ""
+        # A title or heading titles the passages after it; in their text it ran into
+        # the first sentence ("Thermostat manual To reset the thermostat, ...").
+        if style == "Title":
+            title = title or text.strip()
+            continue
+        if style.startswith("Heading") and text.strip():
+            heading = text.strip()
+            continue
         if text.strip():
             blocks.append(Block(text, number, heading=heading))
     return Parsed(title.strip(), blocks, "paragraph")
+
+
+def _word_table_rows(table) -> list[str]:
+    """A Word table's rows as Markdown's, each a line (run together, a table was one line
+    of cells); its first row a header, with the rule under it, where Word repeats it on
+    each page or all its text is bold, so each row reads with its column names."""
+    rows = [[cell.text.strip() for cell in row.cells] for row in table.rows]
+    lines = [markdown_tables.row(cells) for cells in rows if any(cells)]
+    if len(lines) > 1 and any(rows[0]) and (_repeated(table.rows[0]) or _bold(table.rows[0])):
+        lines.insert(1, markdown_tables.rule(len(rows[0])))
+    return lines
+
+
+def _repeated(row) -> bool:
+    return bool(row._tr.xpath("./w:trPr/w:tblHeader"))  # python-docx has no public name for it
+
+
+def _bold(row) -> bool:
+    runs = [run for cell in row.cells for paragraph in cell.paragraphs for run in paragraph.runs if run.text.strip()]
+    return bool(runs) and all(run.bold for run in runs)
 
 
 def brief(exc: BaseException) -> str:

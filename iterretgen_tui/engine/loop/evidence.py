@@ -29,6 +29,7 @@ from typing import Protocol
 import numpy as np
 
 from ..indexing.chunking import SECTION, spanning
+from ..markdown_tables import cells, is_row, is_rule
 from ..passages import Passage
 from .answers import content_words, mentions, unglued
 from .sentences import SENTENCE_GAP
@@ -64,11 +65,6 @@ DRAWN_BULLET = "• "
 # that a capitalised line follows ends its sentence (not one ending in a colon).
 _ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]")
 _CAPITALISED = re.compile(r"^[ \t]*[A-Z]")
-# A Markdown table's row ("| pnpm | `pnpm`, `pnpx` |"), its cells split at unescaped pipes,
-# and its rule's cells ("---", ":--:").
-_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
-_CELL_EDGE = re.compile(r"(?<!\\)\|")
-_RULE_CELL = re.compile(r":?-+:?")
 _ENDED = re.compile(r"""(?:[.!?]["')\]]*|:|\n\s*\n)\s*$""")  # text that ends where a sentence does
 _WORD = re.compile(r"\S+")
 
@@ -178,28 +174,19 @@ def _table_rows(lines: list[str]) -> list[str]:
     out: list[str] = []
     header: list[str] = []
     for k, line in enumerate(lines):
-        if not _TABLE_ROW.match(line):
+        if not is_row(line):
             header = []
             out.append(line)
             continue
-        if _is_rule(line):
+        if is_rule(line):
             continue
-        cells = _cells(line)
-        if k + 1 < len(lines) and _is_rule(lines[k + 1]):
-            header = cells
+        row = cells(line)
+        if k + 1 < len(lines) and is_rule(lines[k + 1]):
+            header = row
             continue
-        named = [f"{name}: {cell}" if name else cell for name, cell in zip_longest(header, cells, fillvalue="") if cell]
+        named = [f"{name}: {cell}" if name else cell for name, cell in zip_longest(header, row, fillvalue="") if cell]
         out += ["", "; ".join(named), ""]
     return out
-
-
-def _is_rule(line: str) -> bool:
-    """The line under a table's header: a row of "---" cells."""
-    return bool(_TABLE_ROW.match(line)) and all(_RULE_CELL.fullmatch(cell) for cell in _cells(line))
-
-
-def _cells(row: str) -> list[str]:
-    return [cell.strip().replace("\\|", "|") for cell in _CELL_EDGE.split(row.strip())[1:-1]]
 
 
 def _item_ends(line: str, next_line: str) -> bool:
