@@ -27,6 +27,10 @@ def test_extracts_last_so_the_answer_is():
     assert extract_answer('So the answer is ocr = "off".') == 'ocr = "off"'  # a closing quote of its own
     assert extract_answer('So the answer is `ocr = "off"`.') == 'ocr = "off"'
     assert extract_answer('So the answer is "off" in config.toml.') == '"off" in config.toml'
+    # Quotes at both ends that open and close spans inside the answer are its own.
+    assert extract_answer("So the answer is `'jwk'` and `'raw'`.") == "`'jwk'` and `'raw'`"
+    assert extract_answer("So the answer is 'A' or 'B'.") == "'A' or 'B'"
+    assert extract_answer("So the answer is `a` and `b`.") == "`a` and `b`"
 
 
 def test_falls_back_to_last_sentence():

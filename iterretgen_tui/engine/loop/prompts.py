@@ -398,6 +398,8 @@ def _clean(answer: str) -> str:
     # it: ocr = "off" (apostrophes are left alone: Macy's has one of its own).
     start = raw.find(text)
     head, tail = raw[:start], raw[start + len(text) :]
+    if any(quote in head and quote in tail and quote in text for quote in "\"'`"):
+        return raw.strip("* ")  # "`'jwk'` and `'raw'`": its ends open and close quotes inside it
     for quote in '"`':
         if text.count(quote) % 2 == 0:
             continue
