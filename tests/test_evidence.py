@@ -205,6 +205,12 @@ def test_a_list_item_keeps_its_own_line_in_the_quote():
         "By when does Anna cancel the old contract?", [Passage(6, text, "Meeting", "m.md")], HashEmbedder()
     )
     assert evidence.text == "• Anna cancels the old contract with NetPlus by 31 March."
+    # A table's row is an item of its own: the row beside it is not its context.
+    text = "| API | Stability |\n| --- | --- |\n| Punycode | (0) Deprecated |\n| Query string | (2) Stable |"
+    evidence = choose_evidence(
+        "How stable is the Punycode API?", [Passage(5, text, "Stability", "s.md")], HashEmbedder(dim=512)
+    )
+    assert evidence.text == "API: Punycode; Stability: (0) Deprecated"
     # A definition's term ends in a colon (an HTML page's <dt>): its description, on the
     # next line, is the term's item, and the description before it another item's.
     text = "- gnats:\nThey had uid 41.\n- nobody:\nDaemons that own no files run as user nobody."

@@ -119,10 +119,12 @@ def sentences(text: str) -> list[str]:
 def statements(text: str) -> list[tuple[str, int | None]]:
     """``sentences``, each with the list item it belongs to (a number counted through the
     passage; None outside a list): "It costs 45 EUR a month." goes on the item "- We
-    switch to FiberCo in April." it follows on that item's line."""
+    switch to FiberCo in April." it follows on that item's line. A table's row is an item
+    of its own."""
     found: list[tuple[str, int | None]] = []
-    for block, part in enumerate(re.split(_BLOCK_END, _as_drawn(text))):
-        item = block if _ITEM.match(part) else None
+    drawn, rows = _drawn(text)
+    for block, part in enumerate(re.split(_BLOCK_END, drawn)):
+        item = block if _ITEM.match(part) or part.strip() in rows else None
         for sentence in re.split(SENTENCE_GAP, part):
             words = _words(sentence)
             if words and len(words) < MIN_WORDS and found and found[-1][0].endswith(":"):
@@ -137,12 +139,18 @@ def statements(text: str) -> list[tuple[str, int | None]]:
 
 
 def _as_drawn(text: str) -> str:
+    return _drawn(text)[0]
+
+
+def _drawn(text: str) -> tuple[str, set[str]]:
     """The passage's lines with a blank one wherever a rendered page ends a paragraph:
     headings and code fences' lines, the edges of a quote (its marks gone), after a list
-    item that a capitalised line follows, and around each row of a table."""
+    item that a capitalised line follows, and around each row of a table; and its
+    tables' rows as read."""
     lines: list[str] = []
     quoted = False
-    for line in _table_rows(_without_headings(text)):
+    drawn_rows, rows = _table_rows(_without_headings(text))
+    for line in drawn_rows:
         marks = _QUOTE_MARKS.match(line)
         if marks:
             line = line[marks.end() :]
@@ -150,7 +158,7 @@ def _as_drawn(text: str) -> str:
             lines.append("")
         quoted = bool(marks)
         lines.append(line)
-    return "\n".join(lines)
+    return "\n".join(lines), rows
 
 
 def _without_headings(text: str) -> list[str]:
@@ -167,11 +175,13 @@ def _without_headings(text: str) -> list[str]:
     return lines
 
 
-def _table_rows(lines: list[str]) -> list[str]:
+def _table_rows(lines: list[str]) -> tuple[list[str], set[str]]:
     """A Markdown table's rows as statements of their own, each cell named by its column
     ("Package manager: pnpm; Binary names: `pnpm`, `pnpx`"): run together, a table was
-    one run of cells, quoted in windows. The header and the rule under it go."""
+    one run of cells, quoted in windows. The header and the rule under it go. Also the
+    rows as read."""
     out: list[str] = []
+    rows: set[str] = set()
     header: list[str] = []
     for k, line in enumerate(lines):
         if not is_row(line):
@@ -186,7 +196,8 @@ def _table_rows(lines: list[str]) -> list[str]:
             continue
         named = [f"{name}: {cell}" if name else cell for name, cell in zip_longest(header, row, fillvalue="") if cell]
         out += ["", "; ".join(named), ""]
-    return out
+        rows.add(out[-2])
+    return out, rows
 
 
 def _item_ends(line: str, next_line: str) -> bool:
@@ -246,6 +257,7 @@ def choose_evidence(
     by_position = {(cn, ci): float(score) for (cn, ci, _), score in zip(candidates, scores)}
     # An item's sibling in a list is another statement, not context: "Anna cancels the
     # contract by 31 March." was quoted after the item before it, "It costs 45 EUR a month."
+    # So is a table's row ("API: Punycode; Stability: (0) Deprecated" then Query string's).
     items = [item for _, item in stated[n - 1]]
     neighbours = [
         (by_position[(n, j)], j)
