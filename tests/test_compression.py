@@ -64,6 +64,16 @@ def test_a_list_item_comes_with_its_lead_in():
     assert f"options: {GAP} • --quiet" in text  # the items between are left out, and it says so
 
 
+def test_a_tables_rows_and_a_lists_items_are_read_a_line_each():
+    rooms = Passage(
+        3, "| Room | Seats |\n| --- | --- |\n| Aurora | 12 |\n| Delta | 20 |\n| Echo | 8 |", "Rooms", "rooms.md"
+    )
+    [text] = parts([rooms], ["How many seats does Delta have?"], tokens=100)
+    assert text == "Room: Aurora; Seats: 12\nRoom: Delta; Seats: 20\nRoom: Echo; Seats: 8"  # one run of cells before
+    [text] = parts([OPTIONS], ["Which options does the watch command take?"], tokens=100)
+    assert text.startswith("The watch command takes these options:\n• --poll checks files at an interval\n• --quiet")
+
+
 def test_the_budget_holds_for_all_passages_together_and_leaves_out_what_does_not_bear():
     passages = [TIMERS, OPTIONS, BANANAS]
     for budget in (20, 45):

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from ..passages import Passage
-from .evidence import DRAWN_BULLET, SentenceEmbedder, sentences, under_heading
+from .evidence import DRAWN_BULLET, SentenceEmbedder, drawn_together, sentences, under_heading
 from .prompts import knowledge_line
 
 PER_PASSAGE = 2  # the ``sentences`` mode's best sentences of each passage
@@ -118,9 +118,12 @@ def understood(own: Sequence[str], i: int) -> set[int]:
 
 
 def joined(own: Sequence[str], chosen: set[int]) -> str:
-    """The chosen sentences in order, "…" where sentences between them were left out."""
-    kept = sorted(chosen)
-    parts = [own[kept[0]]]
-    for before, i in zip(kept, kept[1:]):
-        parts += [own[i]] if i == before + 1 else [GAP, own[i]]
-    return " ".join(parts)
+    """The chosen sentences in order, drawn as the page does (a table's rows a line each),
+    "…" where sentences between them were left out."""
+    runs: list[list[str]] = []
+    for i in sorted(chosen):
+        if runs and i - 1 in chosen:
+            runs[-1].append(own[i])
+        else:
+            runs.append([own[i]])
+    return f" {GAP} ".join(drawn_together(run) for run in runs)

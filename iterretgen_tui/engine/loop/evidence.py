@@ -308,20 +308,21 @@ def _quote(passage: Passage, own: Sequence[str], first: int, last: int, around: 
     location, made whole with ``around``."""
     if own[last].endswith(":") and last + 1 < len(own):
         last += 1  # "To open the data, run:" is not said until what it introduces is
-    text = _quoted(own[first : last + 1])
+    text = drawn_together(own[first : last + 1])
     if around is None:
         return text, passage.location
     return _made_whole(text, own[first], own[last], passage, around)
 
 
-def _quoted(pieces: Sequence[str]) -> str:
-    """The sentences as one quote, a list item on a line of its own as the page draws
-    it: "• Returns: {Timeout} a reference to `timeout`" ran on into "Sets the timer's
-    start time ..." (an item's sentence that ends on a stop or colon goes on as any does)."""
+def drawn_together(pieces: Sequence[str]) -> str:
+    """Consecutive sentences as one text, as the page draws them: a list item, and what
+    follows a piece that ends no sentence (an item's line, a table's row), on a line of
+    its own. Run on, "• Returns: {Timeout} a reference to `timeout`" read into "Sets the
+    timer's start time ...", and a table's rows into one line of cells."""
     text = pieces[0]
     for before, piece in zip(pieces, pieces[1:]):
-        item_ends = before.startswith(DRAWN_BULLET) and not _ENDED.search(before)
-        text += ("\n" if item_ends or piece.startswith(DRAWN_BULLET) else " ") + piece
+        apart = not _ENDED.search(before) or piece.startswith(DRAWN_BULLET)
+        text += ("\n" if apart else " ") + piece
     return text
 
 
