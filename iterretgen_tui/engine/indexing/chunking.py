@@ -2,8 +2,9 @@
 
 A passage never crosses a PDF page or a heading, so its title and location stay exact;
 nor does it mix text read by OCR with a text layer, so its location can say which it is.
-Words keep their line, so a passage reads with its original line breaks. A passage that
-starts inside a Markdown table starts at a row and carries the table's header first.
+Words keep their line, so a passage reads with its original line breaks. A passage inside
+a table (Markdown's rows, as HTML and Word tables are written too) holds whole rows and
+carries the table's header first.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from .formats import Block, Parsed
 # so a passage stays near the embedder's input length; they are rejoined without spaces.
 MAX_WORD_CHARS = 24
 _RUN = re.compile(r"\S+")
-SECTION = " › "
-_PADDED_RULE = re.compile(r"-{3,}")  # between a document's title and a section's heading in a passage's title
+SECTION = " › "  # between a document's title and a section's heading in a passage's title
+_PADDED_RULE = re.compile(r"-{3,}")  # a table rule's cell, however wide the column was drawn
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def _table_heads(lines: list[str]) -> dict[int, str]:
     k = 0
     while k + 1 < len(lines):
         if is_row(lines[k]) and is_rule(lines[k + 1]):
-            # Spaced as the passage's own lines are; the rule's dashes, however padded, "---".
+            # Spaced as the passage's own lines are.
             header = " ".join(lines[k].split()) + "\n"
             rule = _PADDED_RULE.sub("---", " ".join(lines[k + 1].split())) + "\n"
             heads[k], heads[k + 1] = "", header
