@@ -18,10 +18,12 @@ def answers_converge(previous: str, current: str, question: str) -> bool:
     nearly the same words)."""
     if not normalize_answer(current) or answer_numbers(previous) != answer_numbers(current):
         return False
-    return said_alike(previous, current, question) or said_alike(unglued(previous), unglued(current), unglued(question))
+    return _said_alike(previous, current, question) or _said_alike(
+        unglued(previous), unglued(current), unglued(question)
+    )
 
 
-def said_alike(previous: str, current: str, question: str) -> bool:
+def _said_alike(previous: str, current: str, question: str) -> bool:
     return (
         normalize_answer(previous) == normalize_answer(current)
         or token_f1(previous, current) >= CONVERGENCE_F1
