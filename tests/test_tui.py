@@ -328,7 +328,8 @@ async def test_history_reopens_a_conversation_with_its_iterations(tmp_path):
         assert not answers(app) and not app.query(IterationPane)
         await pilot.press("f3")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: len(app.query(IterationPane)) == 3)
+        await wait_for(pilot, lambda: bool(app.said))  # set once its panes are all shown
+        assert len(app.query(IterationPane)) == 3
         (view,) = answers(app)
         assert view.final.question == QUESTION
         assert "**Answer:** Dijon" in view.source
@@ -388,7 +389,9 @@ async def test_clicking_an_earlier_answer_shows_its_iterations(tmp_path):
         assert len(app.query(IterationPane)) == 1
         first = answers(app)[0]
         await pilot.click(first)
-        await wait_for(pilot, lambda: len(app.query(IterationPane)) == 3)
+        # shown is set once the last pane is finished: leaving sooner tears panes down mid-show
+        await wait_for(pilot, lambda: app.panes.shown is first.final)
+        assert len(app.query(IterationPane)) == 3
         assert draft_source(app, 3) == DRAFTS[2]
 
 

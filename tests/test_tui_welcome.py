@@ -135,7 +135,8 @@ async def test_each_pane_marks_new_found_again_and_carried_passages_with_their_s
         await pilot.press("ctrl+n")
         await pilot.press("f3")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: len(app.main.query(IterationPane)) == 3)
+        await wait_for(pilot, lambda: bool(app.said))  # set once its panes are all shown
+        assert len(app.main.query(IterationPane)) == 3
         assert labels(app, 2) == second
 
 
