@@ -81,6 +81,39 @@ def test_a_kind_that_several_names_end_with_is_asked_back():
     assert ambiguity(Asked("What does the police department in San Bruno offer?"), DEPARTMENTS) == ""
 
 
+RELEASES = [
+    Passage(
+        1, "This release merges the security fix that appears in v2.30.7.", "Git v2.38.3 Release Notes", "/d/3.txt"
+    ),
+    Passage(
+        2, "This release merges the security fix that appears in v2.30.6.", "Git v2.38.1 Release Notes", "/d/1.txt"
+    ),
+    Passage(3, "Fixes since v2.37: a bugfix to subtree.", "Git v2.38 Release Notes › Fixes since v2.37", "/d/0.txt"),
+]
+
+
+def test_where_the_documents_are_the_things_meant_their_titles_name_them():
+    # No name in the text ends with "release"; three documents' titles name releases.
+    back = (
+        "Which maintenance release do you mean: "
+        "Git v2.38.3 Release Notes, Git v2.38.1 Release Notes or Git v2.38 Release Notes?"
+    )
+    assert ambiguity(Asked("What security fix does the maintenance release carry?"), RELEASES) == back
+    # A question holding a title whole says which; one document's title is no choice.
+    assert ambiguity(Asked("What does that Git v2.38.1 Release Notes fix?"), RELEASES) == ""
+    assert ambiguity(Asked("What does the release fix?"), RELEASES[:1]) == ""
+    # The head in lower case or before lower-case words is no name of that kind: a page on
+    # "Vernon Maxwell (American football)" is no "former American"; code is no name either.
+    players = [
+        Passage(1, "He played linebacker.", "Vernon Maxwell (American football)", "/d/v.txt"),
+        Passage(2, "He played linebacker.", "Anthony Simmons (American football)", "/d/a.txt"),
+        Passage(3, "Returns the joined path.", "Path › path.join([...paths])", "/d/p.txt"),
+        Passage(4, "Resolves a path.", "Path › path.resolve([...paths])", "/d/p.txt"),
+    ]
+    assert ambiguity(Asked("What is the nick name of this former American player?"), players) == ""
+    assert ambiguity(Asked("What does this joined path hold?"), players) == ""
+
+
 def test_references_are_demonstratives_and_a_bare_the_and_no_relative_that():
     # Demonstratives first, up to a function word; "the" where the question names nothing.
     assert references("What does this clinic provide for the public?") == [["clinic", "provide"], ["public"]]
@@ -148,6 +181,15 @@ def test_a_reply_that_names_one_of_the_choices_is_read_as_the_question_about_it(
     assert chosen("The one on Seneca Lake", turns) == ""  # no name's words: the reader reads it
     assert chosen("State Park", turns) == ""  # names all three
     assert chosen("Long Point", (Turn("Are dogs allowed there?", "Yes."),)) == ""  # nothing was asked back
+    # A version is chosen with or without its "v".
+    releases = (
+        Turn(
+            "What does the release fix?",
+            "Which release do you mean: Git v2.37.5 Release Notes or Git v2.38.1 Release Notes?",
+        ),
+    )
+    assert chosen("the 2.37.5 one", releases) == "What does Git v2.37.5 Release Notes fix?"
+    assert chosen("v2.38.1", releases) == "What does Git v2.38.1 Release Notes fix?"
     # In the loop: no rewrite is generated, and the choice is what is searched and read.
     generator = ScriptedGenerator(["Dogs are welcome on a leash. So the answer is yes."])
     events = list(

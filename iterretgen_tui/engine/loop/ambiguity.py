@@ -11,7 +11,8 @@ The rule reads no model: a demonstrative ("this", "that", "these", "those") poin
 something, and so does "the" in a question that names nothing else; what it points at is
 unresolved when the conversation never used that word; and it is ambiguous when the
 passages of the first search name at least two different things of that kind (names
-ending with the word: "... State Park" for "the park").
+ending with the word: "... State Park" for "the park"; where none does, the parts of
+the passages' titles that do: "Git v2.38.1 Release Notes" for "the release").
 """
 
 from __future__ import annotations
@@ -162,6 +163,33 @@ def candidates(head: str, passages: Sequence[Passage], phrase: Sequence[str]) ->
     return list(found.values())
 
 
+# What parts a title: a page's name from its site's or its section's ("Small Claims |
+# Superior Court of California", "Git v2.39 Release Notes › Fixes since v2.38").
+_TITLE_PARTS = re.compile(r"\s+[|›»–—-]\s+|:\s+")
+
+
+def titled(head: str, passages: Sequence[Passage], phrase: Sequence[str], question: str) -> list[str]:
+    """The parts of the passages' titles that name a thing of the kind ``head`` (a
+    capitalised head, followed by capitalised words only: "Git v2.38.1 Release Notes"
+    for "the maintenance release"), in the order found, each at least one word more than
+    the reference itself; none where the question holds one of them whole (it says
+    which). Where a folder's documents are the things meant, their titles name them."""
+    heads, own = forms(head), {word.lower() for word in phrase}
+    asked = {word.lower() for word in _TOKEN.findall(question)}
+    found: dict[str, str] = {}
+    for passage in passages:
+        for part in _TITLE_PARTS.split(passage.title):
+            words = re.findall(r"\w[\w.'&-]*", part)
+            at = [k for k, word in enumerate(words) if word.lower() in heads and word[0].isupper()]
+            lower = {word.lower() for word in words}
+            if at and all(word[0].isupper() for word in words[at[0] + 1 :]) and lower - own - heads - STOPWORDS:
+                if lower <= asked:
+                    return []
+                found.setdefault(part.lower(), part.strip())
+                break
+    return list(found.values())
+
+
 _RUN_TOGETHER = re.compile(r"[a-z][A-Z]|[A-Z](?=[A-Z][a-z])")  # "ProvidedSierra", "POSITIONThe"
 
 
@@ -185,7 +213,7 @@ def ambiguity(asked: Asked, passages: Sequence[Passage]) -> str:
     name several such things; "" when it does not."""
     said = {form for word in re.findall(r"[A-Za-z]+", conversation_text(asked.turns, 10**6)) for form in forms(word)}
     for phrase in references(asked.searched):
-        back = asked_about(phrase, passages, said)
+        back = asked_about(phrase, passages, said, asked.searched)
         if back:
             return back
     tokens = _TOKEN.findall(asked.searched)
@@ -198,7 +226,9 @@ def ambiguity(asked: Asked, passages: Sequence[Passage]) -> str:
         among = holding(naming, passages)
         for _, phrase in bare_the(tokens):
             back = (
-                asked_about(phrase, among, said, naming) if phrase and not any(w[0].isupper() for w in phrase) else ""
+                asked_about(phrase, among, said, asked.searched, naming)
+                if phrase and not any(w[0].isupper() for w in phrase)
+                else ""
             )
             if back:
                 return back
@@ -212,7 +242,9 @@ def ambiguity(asked: Asked, passages: Sequence[Passage]) -> str:
     return ""
 
 
-def asked_about(phrase: Sequence[str], passages: Sequence[Passage], said: set[str], naming: Sequence[str] = ()) -> str:
+def asked_about(
+    phrase: Sequence[str], passages: Sequence[Passage], said: set[str], question: str, naming: Sequence[str] = ()
+) -> str:
     """The question back about ``phrase`` where the passages name two or more things of
     its kind and the conversation never used its head; "" otherwise, or where a name
     holds one of the question's ``naming`` words. The head is the phrase's last noun:
@@ -222,7 +254,7 @@ def asked_about(phrase: Sequence[str], passages: Sequence[Passage], said: set[st
     meant = {form for word in naming for form in forms(word)}
     for end in range(len(phrase), 0, -1):
         head = phrase[end - 1]
-        names = candidates(head, passages, phrase)
+        names = candidates(head, passages, phrase) or titled(head, passages, phrase, question)
         if names:
             if any(meant & set(name.lower().split()) for name in names):
                 return ""
@@ -255,11 +287,17 @@ def chosen(question: str, turns: Sequence[Turn]) -> str:
     phrase, listed = asked_back.groups()
     *rest, last = listed.rsplit(" or ", 1)
     names = [*(rest[0].split(", ") if rest else []), last]
-    meant = [name for name in names if said <= content_words(name)]
+    meant = [name for name in names if said <= unversioned(content_words(name))]
     pointer = re.compile(rf"\b(?:the|this|that|these|those)\s+{re.escape(phrase)}\b", re.IGNORECASE)
     if len(meant) != 1 or not pointer.search(turns[-1].question):
         return ""
     return pointer.sub(meant[0], turns[-1].question, count=1)
+
+
+def unversioned(words: set[str]) -> set[str]:
+    """``words`` and each version among them without its "v": "v2.37.5" is "2.37.5" to a
+    user choosing among "Git v2.37.5 Release Notes" and others."""
+    return words | {word[1:] for word in words if re.fullmatch(r"v\d+", word)}
 
 
 def read_reply(question: str, turns: Sequence[Turn], generator: Generator, cancel: threading.Event) -> Asked:
