@@ -56,6 +56,23 @@ def test_examples_take_the_biggest_sections_one_per_file_and_skip_file_names():
     assert example_questions([], 3) == []
 
 
+def test_examples_come_from_each_subfolder_first_and_not_twice_but_for_numbers():
+    headings = [
+        ("Git 2.36 Release Notes › Fixes since v2.35", "/d/relnotes/2.36.0.txt", 30),
+        ("Git 2.35 Release Notes › Fixes since v2.34", "/d/relnotes/2.35.0.txt", 29),
+        ("Git 2.35 Release Notes › Updates since Git 2.34", "/d/relnotes/2.35.0.txt", 20),
+        ("Git 2.37 Release Notes › Updates since Git 2.36", "/d/relnotes/2.37.0.txt", 19),
+        ("Git-jump › Usage", "/d/contrib/git-jump.txt", 3),
+        ("Team conventions › Branches", "/d/conventions.docx", 2),
+    ]
+    assert example_questions(headings, 3) == [
+        "What does Git 2.36 Release Notes say about fixes since v2.35?",
+        "What does Git-jump say about usage?",
+        "What does Team conventions say about branches?",
+    ]
+    assert example_questions(headings, 4)[3] == "What does Git 2.35 Release Notes say about Updates since Git 2.34?"
+
+
 def _update(path, title, texts, dim=4):
     record = FileRecord(str(path), 10, 1, 1, "h")
     passages = [NewPassage(title, t, "lines 1-2", f"{path}{i}", np.ones(dim, np.float32)) for i, t in enumerate(texts)]

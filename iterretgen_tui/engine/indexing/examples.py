@@ -53,21 +53,33 @@ def question_for(title: str) -> str:
 
 
 def example_questions(headings: Sequence[tuple[str, str, int]], n: int = 3) -> list[str]:
-    """Up to ``n`` questions from (title, source, passages) rows, most passages first."""
+    """Up to ``n`` questions from (title, source, passages) rows, most passages first: one
+    a file, one a subfolder before a second from any, and none that only another's
+    numbers tell apart (a folder of release notes asked three times about "Fixes since
+    v2.35", "v2.34" and "v2.36")."""
     questions: list[str] = []
     files: set[str] = set()
+    shapes: set[str] = set()
     # On a tie a section beats its document's bare title (often a lone "# Title" line).
-    ranked = sorted(headings, key=lambda row: (-row[2], SECTION not in row[0]))
-    for title, source, _count in ranked:
-        if source in files or not _topic(title, source):
-            continue
-        question = question_for(title)
-        if question not in questions:
+    ranked = [row for row in sorted(headings, key=lambda row: (-row[2], SECTION not in row[0])) if _topic(*row[:2])]
+    for once_a_folder in (True, False):
+        folders: set[Path] = set()
+        for title, source, _count in ranked:
+            question, folder = question_for(title), Path(source).parent
+            if source in files or _shape(question) in shapes or (once_a_folder and folder in folders):
+                continue
             questions.append(question)
             files.add(source)
-        if len(questions) == n:
-            break
+            shapes.add(_shape(question))
+            folders.add(folder)
+            if len(questions) == n:
+                return questions
     return questions
+
+
+def _shape(question: str) -> str:
+    """The question without its numbers and versions."""
+    return re.sub(r"\bv?\d+(?:\.\d+)*\b", "#", question.lower())
 
 
 def _topic(title: str, source: str) -> bool:
