@@ -292,6 +292,23 @@ def test_the_draft_adds_the_sentence_its_next_search_would_find():
     assert evidence.n == 1 and evidence.also is None
 
 
+def test_a_row_beside_the_quoted_one_is_quoted_too_only_where_the_draft_names_what_it_holds():
+    text = (
+        "| Branch | Purpose | Owner |\n| --- | --- | --- |\n| main | released code | Ines |\n"
+        "| next | integration of the coming release | Tomas |\n| hotfix | urgent fixes | on call |"
+    )
+    branches = [Passage(1, text, "Conventions", "c.docx")]
+    question = "Which branch does Tomas own?"
+    draft = "Tomas owns the branch next. So the answer is next."
+    evidence = choose_evidence(question, branches, HashEmbedder(dim=64), "next", draft=draft)
+    assert evidence.text == "Branch: next; Purpose: integration of the coming release; Owner: Tomas"
+    assert evidence.also is None  # another branch's row says nothing the draft does
+    # A draft that names another row's owner: that row is what the draft says too.
+    draft = "Tomas owns next, and Ines owns main. So the answer is next."
+    evidence = choose_evidence(question, branches, HashEmbedder(dim=64), "next", draft=draft)
+    assert evidence.also is not None and evidence.also.text == "Branch: main; Purpose: released code; Owner: Ines"
+
+
 def test_a_sentence_cut_by_the_passage_edges_is_made_whole_from_the_passages_beside_it():
     # The chunker's windows start and end mid-sentence, and the next one repeats a few words.
     before = "Bananas are yellow. To quit the app press"

@@ -21,7 +21,7 @@ it cuts at either edge is made whole from the passage before or after it in the 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from itertools import zip_longest
 from typing import Protocol
@@ -269,7 +269,21 @@ def choose_evidence(
     also = None
     if with_draft:
         by_draft = vectors @ queries[-1]
-        also = _also(candidates, by_draft, ALSO_SHARE * float(by_draft[best]), text, passages, split, around)
+        # Another row or item of the quoted one's file says another thing, as its neighbour
+        # would (above): quoted only where it holds a word of the draft that the quote does
+        # not ("Owner: Tomas" quoted, then the row of a branch he does not own).
+        told = content_words(draft) - content_words(text)
+        beside = set()
+        if items[i] is not None:
+            beside = {
+                (cn, k)
+                for cn, own_items in enumerate(stated, 1)
+                if passages[cn - 1].source == passage.source
+                for k, (sentence, item) in enumerate(own_items)
+                if item is not None and not content_words(sentence) & told
+            }
+        floor = ALSO_SHARE * float(by_draft[best])
+        also = _also(candidates, by_draft, floor, text, passages, split, around, beside)
     return Evidence(text, n, passage.id, passage.source, location, float(scores[best]), also, support)
 
 
@@ -287,13 +301,15 @@ def _also(
     passages: Sequence[Passage],
     split: Sequence[Sequence[str]],
     around: Around | None,
+    beside: Set[tuple[int, int]] = frozenset(),
 ) -> Quote | None:
     """The best-scored sentence that ``quoted`` does not already say (a passage repeated
-    in another file says it again), with what it introduces if it ends in a colon, made
-    whole where the passage's window cut it; None when it scores below ``floor``."""
+    in another file says it again) and that is not ``beside`` it (passage number,
+    sentence index), with what it introduces if it ends in a colon, made whole where the
+    passage's window cut it; None when it scores below ``floor``."""
     for k in np.argsort(-scores, kind="stable"):
         n, i, sentence = candidates[k]
-        if sentence in quoted:
+        if sentence in quoted or (n, i) in beside:
             continue
         if scores[k] < floor:
             return None
