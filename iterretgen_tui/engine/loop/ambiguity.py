@@ -163,7 +163,7 @@ def candidates(head: str, passages: Sequence[Passage], phrase: Sequence[str]) ->
     return list(found.values())
 
 
-# What parts a title: a page's name from its site's or its section's ("Small Claims |
+# What splits a title into parts: a page's name from its site's or its section's ("Small Claims |
 # Superior Court of California", "Git v2.39 Release Notes › Fixes since v2.38").
 _TITLE_PARTS = re.compile(r"\s+[|›»–—-]\s+|:\s+")
 
@@ -250,7 +250,9 @@ def asked_about(
     holds one of the question's ``naming`` words. The head is the phrase's last noun:
     from the right, the first word the passages name things by ("library" in "this
     library provide"). Where two or more names end with the whole reference ("...
-    Police Department" for "the police department"), only those are listed."""
+    Police Department" for "the police department"), only those are listed. Where no
+    name in the text ends with the head, the passages' titles name the things
+    (``titled``, against ``question``, the question as read)."""
     meant = {form for word in naming for form in forms(word)}
     for end in range(len(phrase), 0, -1):
         head = phrase[end - 1]
