@@ -100,7 +100,12 @@ def test_where_the_documents_are_the_things_meant_their_titles_name_them():
     )
     assert ambiguity(Asked("What security fix does the maintenance release carry?"), RELEASES) == back
     # A question holding a title whole says which; one document's title is no choice.
-    assert ambiguity(Asked("What does that Git v2.38.1 Release Notes fix?"), RELEASES) == ""
+    assert ambiguity(Asked("Does this release, Git v2.38.1 Release Notes, merge a fix?"), RELEASES) == ""
+    films = [
+        Passage(1, "A 1936 film.", "That Devil, Bateese", "/d/b.txt"),
+        Passage(2, "A 1949 film.", "That Devil Quemado", "/d/q.txt"),
+    ]
+    assert ambiguity(Asked("Which came out earlier, She Shall Have Music or That Devil, Bateese?"), films) == ""
     assert ambiguity(Asked("What does the release fix?"), RELEASES[:1]) == ""
     # The head in lower case or before lower-case words is no name of that kind: a page on
     # "Vernon Maxwell (American football)" is no "former American"; code is no name either.

@@ -166,6 +166,8 @@ def candidates(head: str, passages: Sequence[Passage], phrase: Sequence[str]) ->
 # What splits a title into parts: a page's name from its site's or its section's ("Small Claims |
 # Superior Court of California", "Git v2.39 Release Notes › Fixes since v2.38").
 _TITLE_PARTS = re.compile(r"\s+[|›»–—-]\s+|:\s+")
+# A word of a name, a version's dots inside it ("v2.38.1"), none at its end ("Notes.").
+_NAME_WORD = re.compile(r"\w(?:[\w'&-]|\.(?=\w))*")
 
 
 def titled(head: str, passages: Sequence[Passage], phrase: Sequence[str], question: str) -> list[str]:
@@ -175,11 +177,11 @@ def titled(head: str, passages: Sequence[Passage], phrase: Sequence[str], questi
     the reference itself; none where the question holds one of them whole (it says
     which). Where a folder's documents are the things meant, their titles name them."""
     heads, own = forms(head), {word.lower() for word in phrase}
-    asked = {word.lower() for word in _TOKEN.findall(question)}
+    asked = {word.lower() for word in _NAME_WORD.findall(question)}
     found: dict[str, str] = {}
     for passage in passages:
         for part in _TITLE_PARTS.split(passage.title):
-            words = re.findall(r"\w[\w.'&-]*", part)
+            words = _NAME_WORD.findall(part)
             at = [k for k, word in enumerate(words) if word.lower() in heads and word[0].isupper()]
             lower = {word.lower() for word in words}
             if at and all(word[0].isupper() for word in words[at[0] + 1 :]) and lower - own - heads - STOPWORDS:
