@@ -66,11 +66,12 @@ def example_questions(headings: Sequence[tuple[str, str, int]], n: int = 3) -> l
         folders: set[Path] = set()
         for title, source, _count in ranked:
             question, folder = question_for(title), Path(source).parent
-            if source in files or _shape(question) in shapes or (once_a_folder and folder in folders):
+            shape = _shape(question)
+            if source in files or shape in shapes or (once_a_folder and folder in folders):
                 continue
             questions.append(question)
             files.add(source)
-            shapes.add(_shape(question))
+            shapes.add(shape)
             folders.add(folder)
             if len(questions) == n:
                 return questions
