@@ -183,8 +183,12 @@ def test_a_reply_that_names_one_of_the_choices_is_read_as_the_question_about_it(
     turns = (Turn("Are dogs allowed in the park?", PARKS),)
     assert chosen("Long Point", turns) == "Are dogs allowed in Long Point State Park?"
     assert chosen("the watkins glen one", turns) == "Are dogs allowed in Watkins Glen State Park?"
-    assert chosen("The one on Seneca Lake", turns) == ""  # no name's words: the reader reads it
     assert chosen("State Park", turns) == ""  # names all three
+    # A reply that says which in words of its own: the reference with those words after it.
+    assert chosen("The one on Seneca Lake", turns) == "Are dogs allowed in the park on Seneca Lake?"
+    assert chosen("I mean the Sonnenberg one", turns) == "Are dogs allowed in the park Sonnenberg?"
+    for other in ("Sonnenberg", "Thanks", "Never mind", "yes", "Is it open in winter?", "The one my aunt likes"):
+        assert chosen(other, turns) == ""  # the reader reads it: a first word's capital may only start it
     assert chosen("Long Point", (Turn("Are dogs allowed there?", "Yes."),)) == ""  # nothing was asked back
     # A version is chosen with or without its "v".
     releases = (
@@ -195,6 +199,7 @@ def test_a_reply_that_names_one_of_the_choices_is_read_as_the_question_about_it(
     )
     assert chosen("the 2.37.5 one", releases) == "What does Git v2.37.5 Release Notes fix?"
     assert chosen("v2.38.1", releases) == "What does Git v2.38.1 Release Notes fix?"
+    assert chosen("the 2.39.5 one", releases) == "What does the release 2.39.5 fix?"  # not listed
     # In the loop: no rewrite is generated, and the choice is what is searched and read.
     generator = ScriptedGenerator(["Dogs are welcome on a leash. So the answer is yes."])
     events = list(

@@ -280,8 +280,12 @@ _WHICH = re.compile(r"^Which (.+?) do you mean: (.+)\?$")
 def chosen(question: str, turns: Sequence[Turn]) -> str:
     """The question asked back about, with the one the reply names in its place ("Long
     Point" after "Which park do you mean: ..., Long Point State Park or ...?" -> "Are dogs
-    allowed in Long Point State Park?"); "" where the turn before asked nothing back, or
-    the reply names none of its names, or more than one."""
+    allowed in Long Point State Park?"), or, where the reply names none of those listed
+    but says which in a few words of its own (``qualifier``: "the one on Seneca Lake",
+    "the 2.37.5 one"), the reference with those words after it ("Are dogs allowed in the
+    park on Seneca Lake?"): the list shows a few of the things found, and the reader,
+    left to read such a reply, often keeps it as it is. "" where the turn before asked
+    nothing back, or the reply names more than one listed, or neither way says which."""
     if not turns:
         return ""
     asked_back = _WHICH.match(turns[-1].answer)
@@ -293,9 +297,47 @@ def chosen(question: str, turns: Sequence[Turn]) -> str:
     names = [*(rest[0].split(", ") if rest else []), last]
     meant = [name for name in names if said <= unversioned(content_words(name))]
     pointer = re.compile(rf"\b(?:the|this|that|these|those)\s+{re.escape(phrase)}\b", re.IGNORECASE)
-    if len(meant) != 1 or not pointer.search(turns[-1].question):
+    if not pointer.search(turns[-1].question):
         return ""
-    return pointer.sub(meant[0], turns[-1].question, count=1)
+    own = qualifier(question) if not meant else ""
+    if len(meant) != 1 and not own:
+        return ""
+    return pointer.sub(meant[0] if meant else f"the {phrase} {own}", turns[-1].question, count=1)
+
+
+_REPLY_LEADS = frozenset({"i", "mean", "meant", "no", "the", "this", "that", "one"})
+_PREPOSITIONS = frozenset({"in", "on", "at", "near", "from", "for", "of", "by", "with", "about"})
+QUALIFIER_WORDS = 4  # a reply that says which in more words is read by the reader
+
+
+def qualifier(reply: str) -> str:
+    """The words of a reply to a question back that say which thing is meant ("on Seneca
+    Lake" in "The one on Seneca Lake", "2.37.5" in "the 2.37.5 one"), or "" where the
+    reply does not read as one: a question, more than ``QUALIFIER_WORDS`` words, a word
+    that is neither a preposition, a number nor a capitalised name, or no such name or
+    number but its own first word ("Thanks", "Never mind": a capital that may only
+    start the sentence)."""
+    if reply.rstrip().endswith("?"):
+        return ""
+    words = [word.strip(",") for word in reply.strip(" .!").split()]
+    start, end = 0, len(words)
+    while start < end and words[start].lower() in _REPLY_LEADS:
+        start += 1
+    while end > start and words[end - 1].lower() in {"one", "please"}:
+        end -= 1
+    if start == end or end - start > QUALIFIER_WORDS:
+        return ""
+    kinds = [_qualifying(word) for word in words[start:end]]
+    says = any(kind == "number" or (kind == "name" and start + k > 0) for k, kind in enumerate(kinds))
+    return " ".join(words[start:end]) if all(kinds) and says else ""
+
+
+def _qualifying(word: str) -> str:
+    if any(c.isdigit() for c in word):
+        return "number"
+    if word[0].isupper() and word.lower() not in STOPWORDS:
+        return "name"
+    return "preposition" if word.lower() in _PREPOSITIONS else ""
 
 
 def unversioned(words: set[str]) -> set[str]:
