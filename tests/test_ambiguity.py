@@ -187,6 +187,7 @@ def test_a_reply_that_names_one_of_the_choices_is_read_as_the_question_about_it(
     # A reply that says which in words of its own: the reference with those words after it.
     assert chosen("The one on Seneca Lake", turns) == "Are dogs allowed in the park on Seneca Lake?"
     assert chosen("I mean the Sonnenberg one", turns) == "Are dogs allowed in the park Sonnenberg?"
+    assert chosen("In Ithaca , please", turns) == "Are dogs allowed in the park in Ithaca?"
     for other in ("Sonnenberg", "Thanks", "Never mind", "yes", "Is it open in winter?", "The one my aunt likes"):
         assert chosen(other, turns) == ""  # the reader reads it: a first word's capital may only start it
     assert chosen("Long Point", (Turn("Are dogs allowed there?", "Yes."),)) == ""  # nothing was asked back

@@ -102,6 +102,15 @@ def test_sentences_as_a_page_draws_them():
         "• `timeout` {Timeout} A `Timeout` object as returned by `setInterval()`.",
         "Cancels the timer.",
     ]
+    # A Markdown item wrapped at a capital goes on where the line is indented under it.
+    indented = '- **Follow-ups.** Read with the turns: "Where is that file on\n  Linux?" is searched as meant.'
+    assert sentences(indented) == [
+        '• **Follow-ups.** Read with the turns: "Where is that file on Linux?" is searched as meant.'
+    ]
+    assert sentences("- Pears from the old orchard\nThe fruit above is ripe.") == [
+        "• Pears from the old orchard",
+        "The fruit above is ripe.",
+    ]
 
 
 def test_a_table_row_is_a_statement_that_names_its_columns():

@@ -319,7 +319,7 @@ def qualifier(reply: str) -> str:
     start the sentence)."""
     if reply.rstrip().endswith("?"):
         return ""
-    words = [word.strip(",") for word in reply.strip(" .!").split()]
+    words = [word for word in (part.strip(",") for part in reply.strip(" .!").split()) if word]
     start, end = 0, len(words)
     while start < end and words[start].lower() in _REPLY_LEADS:
         start += 1
@@ -329,7 +329,10 @@ def qualifier(reply: str) -> str:
         return ""
     kinds = [_qualifying(word) for word in words[start:end]]
     says = any(kind == "number" or (kind == "name" and start + k > 0) for k, kind in enumerate(kinds))
-    return " ".join(words[start:end]) if all(kinds) and says else ""
+    if not (all(kinds) and says):
+        return ""
+    # "In Minneapolis" goes mid-sentence: "the clinic in Minneapolis"
+    return " ".join(word.lower() if kind == "preposition" else word for word, kind in zip(words[start:end], kinds))
 
 
 def _qualifying(word: str) -> str:

@@ -202,8 +202,18 @@ def _table_rows(lines: list[str]) -> tuple[list[str], set[str]]:
 
 def _item_ends(line: str, next_line: str) -> bool:
     """An item's line that a capitalised line follows, unless its colon introduces that
-    line (a definition's term, "- nobody, nogroup:", then its description)."""
-    return bool(_ITEM.match(line) and _CAPITALISED.match(next_line)) and not line.rstrip().endswith(":")
+    line (a definition's term, "- nobody, nogroup:", then its description) or that line
+    is indented under the item, which goes on there ('"Where is that file on' then
+    '  Linux?"': a Markdown item wrapped at a capital)."""
+    return (
+        bool(_ITEM.match(line) and _CAPITALISED.match(next_line))
+        and not line.rstrip().endswith(":")
+        and _indent(next_line) <= _indent(line)
+    )
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
 
 
 def _item_ended(ahead: str, text: str) -> bool:
