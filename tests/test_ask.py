@@ -63,3 +63,11 @@ def test_sources_of_one_section_share_a_line(monkeypatch, tmp_path, capsys):
     assert code == 0
     [line] = [line for line in out.out.splitlines() if "docs/guide.md" in line]
     assert line.startswith("Guide - docs/guide.md: [1] lines ") and "[5] lines " in line
+
+
+def test_an_answer_that_only_restates_the_question_gives_way_to_the_reasoning(monkeypatch, tmp_path, capsys):
+    draft = "Gustave Eiffel was born in Dijon. So the answer is the builder of the Eiffel Tower."
+    code, out = ask(monkeypatch, tmp_path, capsys, [draft] * 2, "--iterations", "1")
+    assert code == 0
+    assert "Gustave Eiffel was born in Dijon." in out.out
+    assert "the builder of the Eiffel Tower\n" not in out.out

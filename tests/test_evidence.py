@@ -610,6 +610,11 @@ def test_support_is_how_near_any_sentence_comes_to_the_question_or_its_answer():
     answered = choose_evidence("What does F5 open?", passages, embedder, answer="the installed models window")
     assert answered.support > asked.support
     assert answered.support >= answered.score
+    # An answer that only restates the question ("F5") is backed by the draft's reasoning.
+    draft = "F5 lists the installed models in a window of its own. So the answer is F5."
+    restated = choose_evidence("What does F5 open?", passages, embedder, answer="F5")
+    reasoned = choose_evidence("What does F5 open?", passages, embedder, answer="F5", draft=draft)
+    assert reasoned.support > restated.support
 
 
 def test_a_follow_up_pointing_back_as_typed_is_supported_by_its_context_too():

@@ -28,7 +28,7 @@ from ..engine.loop.events import (
     Token,
 )
 from ..engine.loop.serialize import final_to_dict
-from ..engine.loop.trust import Weakness, weakness
+from ..engine.loop.trust import Weakness, shown_reply, weakness
 from ..engine.passages import by_section
 from ..history import Conversation, History
 
@@ -162,10 +162,14 @@ def readable_answer(final: FinalAnswer) -> str:
         else "From your documents: nothing relevant found."
     )
     weak = weakness(final)
+    # As the chat shows it: an answer that only restates the question ("What does F5
+    # open?" -> "F5") gives way to the draft's reasoning.
+    headline, body = shown_reply(final)
+    said = headline or body or final.answer
     if weak is None:
-        return f"\n{final.answer}\n\n{evidence}\n"
+        return f"\n{said}\n\n{evidence}\n"
     stated = (
-        f"\nThe model's answer (unverified): {final.answer}"
+        f"\nThe model's answer (unverified): {said}"
         if final.iterations and final.iterations[-1].stated and weak is not Weakness.NOT_FOUND
         else ""
     )

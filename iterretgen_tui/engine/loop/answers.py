@@ -44,6 +44,14 @@ def content_words(text: str) -> set[str]:
     return {w for w in normalize_answer(text).split() if w not in STOPWORDS}
 
 
+def only_restates(answer: str, question: str) -> bool:
+    """The answer only repeats words of the question ("What is HAART therapy and how does
+    it differ from AZT?" -> "HAART therapy"). "Yes" and "no" have no content words and
+    are answers."""
+    words = content_words(answer)
+    return bool(words) and words <= content_words(question)
+
+
 # What a word ends with in its other forms ("closes", "closed", "closing" of "close").
 _SUFFIXES = ("ing", "es", "ed", "s", "e")
 

@@ -31,7 +31,8 @@ import numpy as np
 from ..indexing.chunking import SECTION, spanning
 from ..markdown_tables import cells, is_row, is_rule
 from ..passages import Passage
-from .answers import content_words, mentions, unglued
+from .answers import content_words, mentions, only_restates, unglued
+from .prompts import reasoning
 from .sentences import SENTENCE_GAP
 
 MIN_WORDS = 3  # shorter pieces are headings or list stubs, not statements
@@ -245,9 +246,10 @@ def choose_evidence(
     sentence closest to it with the question that the first quote does not hold. With
     ``around``, a sentence cut by the passage's first or last word is completed from
     the passage beside it. Its ``support`` is the best any sentence scores against the
-    question, or the question with ``answer``, and so does ``context`` (the turn before
-    and the question, where the question points back as typed: "Can I stop it there?"
-    says little alone)."""
+    question, or the question with ``answer`` (and with the draft's reasoning where the
+    answer only restates the question), and so does ``context`` (the turn before and the
+    question, where the question points back as typed: "Can I stop it there?" says
+    little alone)."""
     stated = [statements(p.text) for p in passages]
     split = [[sentence for sentence, _ in own] for own in stated]
     candidates = [(n, i, s) for n, own in enumerate(split, 1) for i, s in enumerate(own)]
@@ -255,6 +257,10 @@ def choose_evidence(
         return None
     with_answer = [f"{question} {answer}"] if content_words(answer) else []
     with_context = [context, *(f"{context} {answer}" for _ in with_answer)] if context else []
+    if draft and only_restates(answer, question):
+        # "What does F5 open?" -> "F5" adds nothing to the question; the draft's
+        # reasoning, which the chat shows in its place, is what is backed or not.
+        with_answer.append(f"{question} {reasoning(draft)}")
     with_draft = [f"{draft}\n{question}"] if content_words(draft) else []
     queries = embedder.embed_queries([question, *with_answer, *with_context, *with_draft])
     vectors = embedder.embed_batch([under_heading(passages[n - 1], s) for n, _, s in candidates])

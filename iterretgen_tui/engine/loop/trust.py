@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from .answers import answer_numbers, content_words, normalize_answer, numbers, unglued
+from .answers import answer_numbers, content_words, normalize_answer, numbers, only_restates, unglued
 from .events import FinalAnswer
 from .follow_up import finished
 from .prompts import reasoning
@@ -87,11 +87,9 @@ def quoted_texts(final: FinalAnswer, texts: list[str]) -> list[str] | None:
 
 
 def restates(final: FinalAnswer) -> bool:
-    """The stated answer only repeats words of the question ("What is HAART therapy and
-    how does it differ from AZT?" -> "HAART therapy"): no answer to show as a headline.
-    "Yes", "no" and numbers have no content words and are answers."""
-    words = content_words(final.answer)
-    return bool(words) and words <= content_words(final.searched)
+    """The stated answer only repeats words of the question: no answer to show as a
+    headline (answers.only_restates)."""
+    return only_restates(final.answer, final.searched)
 
 
 def declined(final: FinalAnswer) -> bool:
