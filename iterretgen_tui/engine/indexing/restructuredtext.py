@@ -60,7 +60,7 @@ def shown(lines: list[str]) -> list[str]:
             continue
         if literal is not None:
             out[i], start = literal, i + 1
-            end = _body_end(lines, start, _indent(lines[i]))
+            end = _body_end(lines, start, indentation(lines[i]))
             out[start] = FENCE  # the blank line a literal block starts after
             _close(out, end)
             code.update(range(start + 1, end))
@@ -137,7 +137,7 @@ def _literal_block_start(lines: list[str], i: int) -> str | None:
     if not line.endswith("::") or i + 2 >= len(lines) or lines[i + 1].strip():
         return None
     after = next((later for later in lines[i + 2 :] if later.strip()), "")
-    if _indent(after) <= _indent(line):
+    if indentation(after) <= indentation(line):
         return None
     words = line[:-2]
     return words + ":" if words and not words[-1].isspace() else words.rstrip()
@@ -146,7 +146,7 @@ def _literal_block_start(lines: list[str], i: int) -> str | None:
 def _body_end(lines: list[str], start: int, indent: int) -> int:
     """The index after the last line of the block indented past ``indent`` from ``start``."""
     end = last = start
-    while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > indent):
+    while end < len(lines) and (not lines[end].strip() or indentation(lines[end]) > indent):
         if lines[end].strip():
             last = end + 1
         end += 1
@@ -160,7 +160,8 @@ def _close(out: list[str], end: int) -> None:
         out[end - 1] += "\n" + FENCE
 
 
-def _indent(line: str) -> int:
+def indentation(line: str) -> int:
+    """The width of a line's leading whitespace."""
     return len(line) - len(line.lstrip())
 
 

@@ -29,6 +29,7 @@ from typing import Protocol
 import numpy as np
 
 from ..indexing.chunking import SECTION, spanning
+from ..indexing.restructuredtext import indentation
 from ..markdown_tables import cells, is_row, is_rule
 from ..passages import Passage
 from .answers import content_words, mentions, only_restates, unglued
@@ -209,12 +210,8 @@ def _item_ends(line: str, next_line: str) -> bool:
     return (
         bool(_ITEM.match(line) and _CAPITALISED.match(next_line))
         and not line.rstrip().endswith(":")
-        and _indent(next_line) <= _indent(line)
+        and indentation(next_line) <= indentation(line)
     )
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
 
 
 def _item_ended(ahead: str, text: str) -> bool:
