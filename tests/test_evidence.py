@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from iterretgen_tui.engine.indexing.indexer import open_folder_index, sync_folder
+from iterretgen_tui.engine.loop.answers import content_words
 from iterretgen_tui.engine.loop.events import FinalAnswer, IterationTrace, StopReason
 from iterretgen_tui.engine.loop.evidence import Evidence, backs, choose_evidence, sentences, statements
 from iterretgen_tui.engine.loop.follow_up import (
@@ -148,7 +149,8 @@ def test_a_sentence_goes_on_past_a_title_or_an_initial():
     text = (
         "Mark Bowden was born in St. Louis, Missouri. He wrote for J. R. Knight! Craig v. Boren came first. "
         'An initial opens a quote ("J. M. Barrie") or a bracket (J. M. Barrie). '
-        "The builder (i.e. whatever runs the rules) exposes a command, e.g. fakeroot."
+        "The builder (i.e. whatever runs the rules) exposes a command, e.g. fakeroot. "
+        "Hexadecimal notation as in C code, i. e. starting with 0x. Decimal notation is the default."
     )
     assert sentences(text) == [
         "Mark Bowden was born in St. Louis, Missouri.",
@@ -156,6 +158,8 @@ def test_a_sentence_goes_on_past_a_title_or_an_initial():
         "Craig v. Boren came first.",
         'An initial opens a quote ("J. M. Barrie") or a bracket (J. M. Barrie).',
         "The builder (i.e. whatever runs the rules) exposes a command, e.g. fakeroot.",
+        "Hexadecimal notation as in C code, i. e. starting with 0x.",
+        "Decimal notation is the default.",
     ]
 
 
@@ -247,6 +251,33 @@ def test_the_evidence_shows_where_a_stated_answer_comes_from():
     assert choose_evidence("When did it open?", years, HashEmbedder(), answer="1").text == (
         choose_evidence("When did it open?", years, HashEmbedder()).text
     )
+
+
+def test_a_sentence_stated_as_the_answer_is_backed_by_one_holding_its_words_in_another_order():
+    question = "What does the command do if the variable is already set?"
+    passages = [
+        Passage(
+            1, "The command does what the variable says if the variable is already set to a value.", "set", "set.rst"
+        ),
+        Passage(2, "Where a cache variable was set already, the command does nothing.", "option", "option.rst"),
+    ]
+    answer = "The command does nothing if the variable is already set"
+    assert choose_evidence(question, passages, HashEmbedder(dim=512)).source == "set.rst"  # nearest the question
+    assert choose_evidence(question, passages, HashEmbedder(dim=512), answer=answer).source == "option.rst"
+    # two words are a phrase, found in many sentences that do not back it
+    assert choose_evidence(question, passages, HashEmbedder(dim=512), answer="set nothing").source == "set.rst"
+
+
+def test_a_keyword_in_capitals_is_an_answer_to_look_for():
+    # "only" is a function word, "@ONLY" a CMake option: the answer is looked for
+    question = "Which option restricts the replacement of variables to the at-sign form?"
+    passages = [
+        Passage(1, "The replacement of variables in the form is done for every option.", "configure", "a.rst"),
+        Passage(2, "`@ONLY` Restrict variable replacement to references of the form `@VAR@`.", "configure", "b.rst"),
+    ]
+    assert choose_evidence(question, passages, HashEmbedder(dim=512)).source == "a.rst"
+    assert choose_evidence(question, passages, HashEmbedder(dim=512), answer="@ONLY").source == "b.rst"
+    assert content_words("@ONLY") == {"only"} and content_words("YES") == content_words("it is on") == set()
 
 
 TWO_HOPS = [  # musique's "What is the seat of the county where Van Hook Township is located?"

@@ -40,8 +40,14 @@ def unglued(text: str) -> str:
     return text.translate(_GLUE)
 
 
+# A function word written in capitals names something: CMake's ``@ONLY`` and ``ALL``, SQL's
+# ``AS``, an IT department. "YES" and "NO" are still answers that name nothing.
+_CAPITALS = re.compile(r"\b[A-Z]{2,}\b")
+
+
 def content_words(text: str) -> set[str]:
-    return {w for w in normalize_answer(text).split() if w not in STOPWORDS}
+    named = {word.lower() for word in _CAPITALS.findall(text)} - {"yes", "no"}
+    return {w for w in normalize_answer(text).split() if w not in STOPWORDS or w in named}
 
 
 def only_restates(answer: str, question: str) -> bool:

@@ -32,7 +32,7 @@ from ..indexing.chunking import SECTION, spanning
 from ..indexing.restructuredtext import indentation
 from ..markdown_tables import cells, is_row, is_rule
 from ..passages import Passage
-from .answers import content_words, mentions, only_restates, unglued
+from .answers import content_words, mentions, only_restates, stems, unglued
 from .prompts import reasoning
 from .sentences import SENTENCE_GAP
 
@@ -263,7 +263,7 @@ def choose_evidence(
     vectors = embedder.embed_batch([under_heading(passages[n - 1], s) for n, _, s in candidates])
     scores = vectors @ queries[0]
     support = float((vectors @ queries[: 1 + len(with_answer) + len(with_context)].T).max())
-    backing = [k for k, (*_, s) in enumerate(candidates) if backs(s, answer)] if with_answer else []
+    backing = backing_sentences([s for *_, s in candidates], answer) if with_answer else []
     best = max(backing or range(len(candidates)), key=lambda k: scores[k])
     n, i, _ = candidates[best]
     passage, own = passages[n - 1], split[n - 1]
@@ -298,6 +298,24 @@ def choose_evidence(
         floor = ALSO_SHARE * float(by_draft[best])
         also = _also(candidates, by_draft, floor, text, passages, split, around, beside)
     return Evidence(text, n, passage.id, passage.source, location, float(scores[best]), also, support)
+
+
+def backing_sentences(sentences: Sequence[str], answer: str) -> list[int]:
+    """The sentences that mention the answer; where none does and the answer is a
+    statement (``STATEMENT_WORDS``), those that hold every content word of it in any
+    order and form: a draft's sentence stated as the answer ("The command does nothing
+    if the variable is already set") is seldom the page's own ("If <variable> is already
+    set ..., then the command does nothing")."""
+    said = [k for k, sentence in enumerate(sentences) if backs(sentence, answer)]
+    own = stems(answer)
+    if said or len(own) < STATEMENT_WORDS:
+        return said
+    return [k for k, sentence in enumerate(sentences) if own <= stems(unglued(sentence))]
+
+
+# Content words of an answer that states something; the words of a shorter one ("it does
+# not convert the string") are in many sentences that do not back it.
+STATEMENT_WORDS = 3
 
 
 def backs(sentence: str, answer: str) -> bool:
