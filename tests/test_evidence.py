@@ -23,7 +23,7 @@ from iterretgen_tui.engine.loop.follow_up import (
 )
 from iterretgen_tui.engine.loop.prompts import build_prompt, demo_messages, stated_answer
 from iterretgen_tui.engine.loop.question_kind import FACTOID, OPEN, question_kind
-from iterretgen_tui.engine.loop.trust import Weakness, supported, weakness
+from iterretgen_tui.engine.loop.trust import Weakness, supported, unmentioned, weakness
 from iterretgen_tui.engine.passages import Passage
 
 from .fakes import HashEmbedder, ScriptedGenerator
@@ -607,6 +607,19 @@ def test_a_factoid_stating_a_number_no_passage_holds_is_unsupported():
     assert supported("Python 3.10 and above [1]", ["Requires-Python: >=3.10"], "")
     assert supported("port 8080", passages)  # an open reply's numbers ("[1]", "two") are not checked
     assert weakness(final_with("config.toml, port 8080")) is Weakness.UNSUPPORTED
+
+
+def test_an_answer_about_a_name_no_passage_read_mentions_is_unsupported():
+    question = "Which Rust compilers does CMake support?"
+    read = ["CMake 3.19 supports version ranges.", "See node.js, the U.S. office and McDonald's guides."]
+    assert unmentioned(question, "Rust compiler versions 3.19 or later", read) == ["rust"]
+    assert unmentioned(question, "3.19 or later", read) == []  # the answer says nothing of Rust
+    # a word of "node.js"; "U.S." without its dots; a possessive's owner
+    assert unmentioned("Do Node and the US use McDonald's data?", "Node and the US use McDonald's", read) == []
+    assert unmentioned("Is it in Trust?", "Trust has it", ["Rust is a language."]) == ["trust"]
+    final = replace(final_with("config.toml, the Rust file"), question="Which file holds the Rust settings?")
+    assert weakness(final) is Weakness.UNSUPPORTED  # no passage of FOLDER says Rust
+    assert weakness(replace(final, answer="config.toml")) is None
 
 
 def test_a_number_the_evidence_does_not_quote_is_unsupported():

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Sequence
 
 from ..passages import Passage
-from .answers import STOPWORDS, content_words
+from .answers import SENTENCE_STOPS, STOPWORDS, TOKEN, content_words, named
 from .conversation import Asked, Turn, conversation_text, read_question
 from .generator import Generator
 
@@ -32,15 +32,12 @@ SHOWN = 3  # candidates named in the question back
 # Words before a name that are not part of it ("The Sierra County", "About NASA's Mission").
 LEADS = frozenset({"The", "A", "An", "This", "That", "These", "Those", "Our", "Your", "Its", "Their", "About", "All"})
 
-_TOKEN = re.compile(r"\w[\w'&-]*|[^\w\s]")
-_SENTENCE_END = frozenset(".?!")
-
 
 def references(question: str) -> list[list[str]]:
     """The phrases the question points at: the words after a demonstrative, then after a
     "the" that does not say itself which one, where the question names nothing; each up
     to a function word or punctuation."""
-    tokens = _TOKEN.findall(question)
+    tokens = TOKEN.findall(question)
     pointed = [phrase_after(tokens, i) for i in range(len(tokens)) if demonstrative(tokens, i)]
     if not names_something(tokens):
         pointed += [phrase for _, phrase in bare_the(tokens)]
@@ -62,7 +59,7 @@ def demonstrative(tokens: Sequence[str], i: int) -> bool:
     word = tokens[i].lower()
     if word != "that":
         return word in DEMONSTRATIVES
-    return i == 0 or tokens[i - 1].lower() in STOPWORDS or tokens[i - 1] in _SENTENCE_END
+    return i == 0 or tokens[i - 1].lower() in STOPWORDS or tokens[i - 1] in SENTENCE_STOPS
 
 
 def phrase_after(tokens: Sequence[str], i: int) -> list[str]:
@@ -84,7 +81,7 @@ def kind_names(question: str) -> list[list[str]]:
     a question that names nothing else ("the Police Department's success"): a name, or
     only a kind where several things are named by it. A capitalised word before a lower
     case one ("the COVID-19 vaccines") is no such phrase: it says which."""
-    tokens = _TOKEN.findall(question)
+    tokens = TOKEN.findall(question)
     return [
         phrase
         for i, phrase in bare_the(tokens)
@@ -114,19 +111,6 @@ def restricted(tokens: Sequence[str], i: int) -> bool:
 def names_something(tokens: Sequence[str]) -> bool:
     """The question names what it is about ("the band that Paul McCartney formed")."""
     return bool(named(tokens))
-
-
-def named(tokens: Sequence[str]) -> list[str]:
-    """The capitalised words other than a sentence's first and "I"."""
-    words, start = [], True
-    for token in tokens:
-        if token in _SENTENCE_END:
-            start = True
-            continue
-        if token[0].isupper() and not start and token != "I":
-            words.append(token)
-        start = False
-    return words
 
 
 def holding(words: Sequence[str], passages: Sequence[Passage]) -> list[Passage]:
@@ -218,7 +202,7 @@ def ambiguity(asked: Asked, passages: Sequence[Passage]) -> str:
         back = asked_about(phrase, passages, said, asked.searched)
         if back:
             return back
-    tokens = _TOKEN.findall(asked.searched)
+    tokens = TOKEN.findall(asked.searched)
     naming = named(tokens)
     if naming:
         # A question that names something may still not say which: "the police

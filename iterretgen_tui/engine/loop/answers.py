@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
+from collections.abc import Sequence
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _YES_NO = re.compile(r"[\W_]*(yes|no)\b", re.IGNORECASE)
@@ -48,6 +49,24 @@ _CAPITALS = re.compile(r"\b[A-Z]{2,}\b")
 def content_words(text: str) -> set[str]:
     named = {word.lower() for word in _CAPITALS.findall(text)} - {"yes", "no"}
     return {w for w in normalize_answer(text).split() if w not in STOPWORDS or w in named}
+
+
+# A word, with its apostrophes, ampersands and hyphens ("Macy's", "AT&T"), or a sign.
+TOKEN = re.compile(r"\w[\w'&-]*|[^\w\s]")
+SENTENCE_STOPS = frozenset(".?!")
+
+
+def named(tokens: Sequence[str]) -> list[str]:
+    """The capitalised words (of ``TOKEN``'s tokens) other than a sentence's first and "I"."""
+    words, start = [], True
+    for token in tokens:
+        if token in SENTENCE_STOPS:
+            start = True
+            continue
+        if token[0].isupper() and not start and token != "I":
+            words.append(token)
+        start = False
+    return words
 
 
 def only_restates(answer: str, question: str) -> bool:

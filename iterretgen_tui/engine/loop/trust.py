@@ -1,13 +1,15 @@
 """Whether an answer can be trusted as it stands, judged from the loop's own record: a
-draft that looped and was cut inside a sentence, one that stated no answer, or an answer
+draft that looped and was cut inside a sentence, one that stated no answer, an answer
 that shares no content word with any passage the model read or states a number none
-holds. The chat then says so and leads with the evidence."""
+holds, or one to a question about a name no passage read mentions. The chat then says
+so and leads with the evidence."""
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 
-from .answers import answer_numbers, content_words, normalize_answer, numbers, only_restates, unglued
+from .answers import TOKEN, answer_numbers, content_words, named, normalize_answer, numbers, only_restates, unglued
 from .events import FinalAnswer
 from .follow_up import finished
 from .prompts import reasoning
@@ -73,9 +75,24 @@ def weakness(final: FinalAnswer) -> Weakness | None:
         return Weakness.LOOPED
     question = f"{final.question} {final.standalone}" if final.kind == FACTOID else None
     texts = [f"{p.title} {p.text}" for p in final.sources]
-    if not supported(final.answer, texts, question, quoted_texts(final, texts)):
+    if not supported(final.answer, texts, question, quoted_texts(final, texts)) or unmentioned(
+        final.searched, final.answer, texts
+    ):
         return Weakness.UNSUPPORTED
     return None
+
+
+def unmentioned(question: str, answer: str, passages_text: list[str]) -> list[str]:
+    """The names the question asks about (its capitalised words past a sentence's first)
+    that the answer states and no passage read mentions as a word, as written or with
+    its dots left out ("US" in "U.S."): asked which Rust compilers CMake supports, over
+    CMake's docs that never say Rust, the 1.5B answered "Rust compiler versions 3.19 or
+    later" from a sentence on version ranges."""
+    read = "\n".join(passages_text).lower()
+    texts = (answer.lower(), read, read.replace(".", ""))
+    names = {re.sub(r"'s$", "", name).lower() for name in named(TOKEN.findall(question))}
+    said = [[re.search(rf"\b{re.escape(name)}\b", text) for text in texts] for name in sorted(names)]
+    return [name for name, (stated, *found) in zip(sorted(names), said) if stated and not any(found)]
 
 
 def quoted_texts(final: FinalAnswer, texts: list[str]) -> list[str] | None:
