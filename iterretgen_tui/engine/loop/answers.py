@@ -47,8 +47,8 @@ _CAPITALS = re.compile(r"\b[A-Z]{2,}\b")
 
 
 def content_words(text: str) -> set[str]:
-    named = {word.lower() for word in _CAPITALS.findall(text)} - {"yes", "no"}
-    return {w for w in normalize_answer(text).split() if w not in STOPWORDS or w in named}
+    capitals = {word.lower() for word in _CAPITALS.findall(text)} - {"yes", "no"}
+    return {w for w in normalize_answer(text).split() if w not in STOPWORDS or w in capitals}
 
 
 # A word, with its apostrophes, ampersands and hyphens ("Macy's", "AT&T"), or a sign.

@@ -300,6 +300,11 @@ def choose_evidence(
     return Evidence(text, n, passage.id, passage.source, location, float(scores[best]), also, support)
 
 
+# Content words of an answer that states something; the words of a shorter one ("it does
+# not convert the string") are in many sentences that do not back it.
+STATEMENT_WORDS = 3
+
+
 def backing_sentences(sentences: Sequence[str], answer: str) -> list[int]:
     """The sentences that mention the answer; where none does and the answer is a
     statement (``STATEMENT_WORDS``), those that hold every content word of it in any
@@ -311,11 +316,6 @@ def backing_sentences(sentences: Sequence[str], answer: str) -> list[int]:
     if said or len(own) < STATEMENT_WORDS:
         return said
     return [k for k, sentence in enumerate(sentences) if own <= stems(unglued(sentence))]
-
-
-# Content words of an answer that states something; the words of a shorter one ("it does
-# not convert the string") are in many sentences that do not back it.
-STATEMENT_WORDS = 3
 
 
 def backs(sentence: str, answer: str) -> bool:

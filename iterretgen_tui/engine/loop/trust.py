@@ -89,10 +89,16 @@ def unmentioned(question: str, answer: str, passages_text: list[str]) -> list[st
     CMake's docs that never say Rust, the 1.5B answered "Rust compiler versions 3.19 or
     later" from a sentence on version ranges."""
     read = "\n".join(passages_text).lower()
-    texts = (answer.lower(), read, read.replace(".", ""))
-    names = {re.sub(r"'s$", "", name).lower() for name in named(TOKEN.findall(question))}
-    said = [[re.search(rf"\b{re.escape(name)}\b", text) for text in texts] for name in sorted(names)]
-    return [name for name, (stated, *found) in zip(sorted(names), said) if stated and not any(found)]
+    names = sorted({re.sub(r"'s$", "", name).lower() for name in named(TOKEN.findall(question))})
+    return [
+        name
+        for name in names
+        if _says(answer.lower(), name) and not (_says(read, name) or _says(read.replace(".", ""), name))
+    ]
+
+
+def _says(text: str, word: str) -> bool:
+    return re.search(rf"\b{re.escape(word)}\b", text) is not None
 
 
 def quoted_texts(final: FinalAnswer, texts: list[str]) -> list[str] | None:
