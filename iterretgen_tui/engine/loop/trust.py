@@ -89,12 +89,9 @@ def unmentioned(question: str, answer: str, passages_text: list[str]) -> list[st
     CMake's docs that never say Rust, the 1.5B answered "Rust compiler versions 3.19 or
     later" from a sentence on version ranges."""
     read = "\n".join(passages_text).lower()
+    stated, texts = answer.lower(), (read, read.replace(".", ""))
     names = sorted({re.sub(r"'s$", "", name).lower() for name in named(TOKEN.findall(question))})
-    return [
-        name
-        for name in names
-        if _says(answer.lower(), name) and not (_says(read, name) or _says(read.replace(".", ""), name))
-    ]
+    return [name for name in names if _says(stated, name) and not any(_says(text, name) for text in texts)]
 
 
 def _says(text: str, word: str) -> bool:
