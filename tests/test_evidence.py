@@ -268,6 +268,24 @@ def test_a_sentence_stated_as_the_answer_is_backed_by_one_holding_its_words_in_a
     assert choose_evidence(question, passages, HashEmbedder(dim=512), answer="set nothing").source == "set.rst"
 
 
+def test_a_summary_no_sentence_backs_is_quoted_where_it_comes_from():
+    question = "How do watchers work in the debugger?"
+    passages = [
+        Passage(1, "The debugger is a command-line utility. It works in the terminal.", "Debugger", "d.md"),
+        Passage(
+            2,
+            "Expressions on the watch list are evaluated at every breakpoint and shown before the listing.",
+            "Debugger › Watchers",
+            "d.md",
+        ),
+    ]
+    summary = "Watchers are expressions evaluated at every breakpoint and shown before the source listing [2]."
+    assert choose_evidence(question, passages, HashEmbedder(dim=512)).n == 1  # nearest the question alone
+    assert choose_evidence(question, passages, HashEmbedder(dim=512), answer=summary).n == 2
+    # an answer of two words is no statement: the question alone chooses
+    assert choose_evidence(question, passages, HashEmbedder(dim=512), answer="every listing").n == 1
+
+
 def test_a_keyword_in_capitals_is_an_answer_to_look_for():
     # "only" is a function word, "@ONLY" a CMake option: the answer is looked for
     question = "Which option restricts the replacement of variables to the at-sign form?"

@@ -39,6 +39,9 @@ from .sentences import SENTENCE_GAP
 MIN_WORDS = 3  # shorter pieces are headings or list stubs, not statements
 MAX_WORDS = 60  # a run-on "sentence" (a table, a code block) is cut into windows this long
 MAX_MENDED = 30  # words a cut sentence takes from the passage beside it, at most
+# Content words of an answer that states something; the words of a shorter one ("it does
+# not convert the string") are in many sentences that do not back it.
+STATEMENT_WORDS = 3
 # A second quote less than this share as close to the draft with the question as the first
 # quote's sentence is off the subject: on a small folder the best of the rest was a recipe's
 # step under a café's opening hours (docs/answers.md).
@@ -238,7 +241,8 @@ def choose_evidence(
     context: str = "",
 ) -> Evidence | None:
     """The sentence closest to the question, among those that mention ``answer`` when
-    some do, with its closer neighbour; None when no passage has a sentence. An answer
+    some do (where none does and the answer is a statement, the sentence closest to the
+    question with it), with its closer neighbour; None when no passage has a sentence. An answer
     of no content words ("yes") is not looked for. With ``draft``, ``also`` quotes the
     sentence closest to it with the question that the first quote does not hold. With
     ``around``, a sentence cut by the passage's first or last word is completed from
@@ -264,6 +268,12 @@ def choose_evidence(
     scores = vectors @ queries[0]
     support = float((vectors @ queries[: 1 + len(with_answer) + len(with_context)].T).max())
     backing = backing_sentences([s for *_, s in candidates], answer) if with_answer else []
+    if not backing and len(stems(answer)) >= STATEMENT_WORDS:
+        # A statement no sentence backs (an open question's summary, an answer in words of
+        # its own) comes from the sentence nearest it with the question: nearest the question
+        # alone, "How do watchers work in the Node.js debugger?" quoted the page's opening
+        # line on the debugger.
+        scores = vectors @ queries[1]
     best = max(backing or range(len(candidates)), key=lambda k: scores[k])
     n, i, _ = candidates[best]
     passage, own = passages[n - 1], split[n - 1]
@@ -298,11 +308,6 @@ def choose_evidence(
         floor = ALSO_SHARE * float(by_draft[best])
         also = _also(candidates, by_draft, floor, text, passages, split, around, beside)
     return Evidence(text, n, passage.id, passage.source, location, float(scores[best]), also, support)
-
-
-# Content words of an answer that states something; the words of a shorter one ("it does
-# not convert the string") are in many sentences that do not back it.
-STATEMENT_WORDS = 3
 
 
 def backing_sentences(sentences: Sequence[str], answer: str) -> list[int]:
