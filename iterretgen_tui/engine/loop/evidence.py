@@ -242,8 +242,8 @@ def choose_evidence(
 ) -> Evidence | None:
     """The sentence closest to the question, among those that mention ``answer`` when
     some do (where none does and the answer is a statement, the sentence closest to the
-    question with it), with its closer neighbour; None when no passage has a sentence. An answer
-    of no content words ("yes") is not looked for. With ``draft``, ``also`` quotes the
+    question with it), with its closer neighbour; None when no passage has a sentence. An
+    answer of no content words ("yes") is not looked for. With ``draft``, ``also`` quotes the
     sentence closest to it with the question that the first quote does not hold. With
     ``around``, a sentence cut by the passage's first or last word is completed from
     the passage beside it. Its ``support`` is the best any sentence scores against the
@@ -265,15 +265,12 @@ def choose_evidence(
     with_draft = [f"{draft}\n{question}"] if content_words(draft) else []
     queries = embedder.embed_queries([question, *with_answer, *with_context, *with_draft])
     vectors = embedder.embed_batch([under_heading(passages[n - 1], s) for n, _, s in candidates])
-    scores = vectors @ queries[0]
     support = float((vectors @ queries[: 1 + len(with_answer) + len(with_context)].T).max())
     backing = backing_sentences([s for *_, s in candidates], answer) if with_answer else []
-    if not backing and len(stems(answer)) >= STATEMENT_WORDS:
-        # A statement no sentence backs (an open question's summary, an answer in words of
-        # its own) comes from the sentence nearest it with the question: nearest the question
-        # alone, "How do watchers work in the Node.js debugger?" quoted the page's opening
-        # line on the debugger.
-        scores = vectors @ queries[1]
+    # A statement no sentence backs (an open question's summary, an answer in words of its
+    # own) comes from the sentence nearest it with the question: nearest the question alone,
+    # how the debugger's watchers work was quoted from the page's opening line.
+    scores = vectors @ queries[1 if with_answer and not backing and states(answer) else 0]
     best = max(backing or range(len(candidates)), key=lambda k: scores[k])
     n, i, _ = candidates[best]
     passage, own = passages[n - 1], split[n - 1]
@@ -317,10 +314,16 @@ def backing_sentences(sentences: Sequence[str], answer: str) -> list[int]:
     if the variable is already set") is seldom the page's own ("If <variable> is already
     set ..., then the command does nothing")."""
     said = [k for k, sentence in enumerate(sentences) if backs(sentence, answer)]
-    own = stems(answer)
-    if said or len(own) < STATEMENT_WORDS:
+    if said or not states(answer):
         return said
+    own = stems(answer)
     return [k for k, sentence in enumerate(sentences) if own <= stems(unglued(sentence))]
+
+
+def states(answer: str) -> bool:
+    """The answer states something (``STATEMENT_WORDS`` content words or more), not a
+    phrase."""
+    return len(stems(answer)) >= STATEMENT_WORDS
 
 
 def backs(sentence: str, answer: str) -> bool:
