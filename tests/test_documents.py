@@ -13,6 +13,7 @@ from iterretgen_tui.engine.indexing.chunking import ChunkOptions, spanning, spli
 from iterretgen_tui.engine.indexing.documents import FileEntry, SkipFile
 from iterretgen_tui.engine.indexing.indexer import IndexReport
 from iterretgen_tui.engine.indexing.ocr import OcrRun
+from iterretgen_tui.engine.loop.evidence import sentences
 from tests import docfolder
 
 
@@ -255,6 +256,36 @@ def test_a_line_of_pictures_alone_is_a_figure_not_a_sentence():
     )
     lines = [block.text for block in formats.markdown(text).blocks]
     assert lines == ["Esc stops a pull.", "", "", "Pulling again resumes it a spinner."]
+
+
+def test_a_list_item_wrapped_over_lines_stays_one_line_of_its_passage():
+    # Passages lose indentation, and a statement cut where an item's line wrapped at a
+    # capital was quoted as evidence: 'Linux?" after "Which file holds ...'.
+    markdown = (
+        "Keys:\n\n"
+        '- **Follow-ups.** A question such as "Where is that file on\n'
+        '  Linux?" is read with the turns.\n'
+        "- An item whose next line is lazy\n"
+        "Goes on as Markdown renders it.\n"
+        "  - a nested item\n\n"
+        "A paragraph after the list.\n"
+    )
+    [chunk] = split(formats.markdown(markdown), ChunkOptions(100, 0))
+    assert chunk.text.split("\n") == [
+        "Keys:",
+        '- Follow-ups. A question such as "Where is that file on Linux?" is read with the turns.',
+        "- An item whose next line is lazy Goes on as Markdown renders it.",
+        "- a nested item",
+        "A paragraph after the list.",
+    ]
+    assert chunk.location == "lines 1-9"
+    assert sentences(chunk.text)[0] == 'A question such as "Where is that file on Linux?" is read with the turns.'
+    # Prose text and reStructuredText go on only where the line is indented under the item.
+    text = "- Pears from the old orchard, picked\n  Monday.\n- Apples\nThe fruit above is ripe.\n"
+    for read in (formats.text_file, formats.rst):
+        [chunk] = split(read(text), ChunkOptions(100, 0))
+        lines = ["- Pears from the old orchard, picked Monday.", "- Apples", "The fruit above is ripe."]
+        assert chunk.text.split("\n") == lines
 
 
 def test_a_markdown_comment_that_never_closes_hides_nothing():

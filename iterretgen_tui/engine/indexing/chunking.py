@@ -38,7 +38,8 @@ class _Word:
     text: str
     number: int
     glued: bool  # continues the previous word with no space between
-    # Which block (line) of its section the word is on: a passage's lines are its blocks'.
+    # Which block (line) of its section the word is on, a wrapped line's being the one it
+    # goes on: a passage's lines are its blocks'.
     # An HTML page draws several on one source line (a paragraph, then a fenced code
     # block), and joined by their number a fence ran into the code after it.
     block: int
@@ -119,10 +120,12 @@ def _block_start(tokens: list[_Word], i: int) -> int:
 
 def _words(blocks: Iterable[Block]) -> list[_Word]:
     out = []
+    line = -1
     for k, block in enumerate(blocks):
+        line = line if block.continues and line >= 0 else k  # a wrapped line joins the one it goes on
         for run in _RUN.findall(block.text):
             for i in range(0, len(run), MAX_WORD_CHARS):
-                out.append(_Word(run[i : i + MAX_WORD_CHARS], block.number, glued=i > 0, block=k))
+                out.append(_Word(run[i : i + MAX_WORD_CHARS], block.number, glued=i > 0, block=line))
     return out
 
 

@@ -47,6 +47,7 @@ class Block:
     page: int = 0  # PDF page from 1; 0 for formats without pages
     heading: str = ""  # nearest heading above the block
     ocr: bool = False  # read by OCR from an image of the page, not from its text
+    continues: bool = False  # the line above's paragraph goes on here (a list item wrapped)
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ def plain(text: str) -> Parsed:
 _ATX = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)\s*$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
+# What starts a block of its own rather than going on with a paragraph above it.
+_BLOCK_START = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)|^ {0,3}(?:[>|#]|```|~~~|(?:[-*_][ \t]*){3,}$)")
 _FRONT_TITLE = re.compile(r"^title:\s*['\"]?(.*?)['\"]?\s*$")
 # What a rendered page does not show: comments, "[name]: url" link definitions (where
 # links point), footnote marks ("Thanks to[^1]", "[^1]: " before a footnote's text, which
@@ -114,7 +118,32 @@ def markdown(text: str) -> Parsed:
             headings[i] = (1 if lines[i + 1].strip()[0] == "=" else 2, line.strip())
     if not title:
         title = next((h for level, h in headings.values() if level == 1), "")
-    return Parsed(title, _under_headings(lines, start, headings), "line")
+    return Parsed(title, _under_headings(lines, start, headings, _item_lines_wrapped(lines, start, lazy=True)), "line")
+
+
+def _item_lines_wrapped(lines: list[str], start: int, *, lazy: bool) -> set[int]:
+    """The lines that go on with a list item's paragraph: not blank, starting no block of
+    their own, and indented under the item or, where ``lazy`` (Markdown's lazy
+    continuation lines), not. The passage keeps them on the item's line: stored without
+    their indentation, "Where is that file on" then "Linux?" read as two statements, the
+    item ended at a capital."""
+    wrapped: set[int] = set()
+    item = None  # the indentation of the item whose paragraph runs on, if one does
+    fenced = False
+    for i in range(start, len(lines)):
+        line = lines[i]
+        if _FENCE.match(line):
+            fenced = not fenced
+        indent = len(line) - len(line.lstrip())
+        if fenced or not line.strip():
+            item = None
+        elif _LIST_ITEM.match(line):
+            item = indent
+        elif item is not None and not _BLOCK_START.match(line) and (lazy or indent > item):
+            wrapped.add(i)
+        else:
+            item = None
+    return wrapped
 
 
 def _rendered(lines: list[str]) -> list[str]:
@@ -183,14 +212,19 @@ def _front_matter_title(lines: list[str]) -> tuple[str, int]:
     return "", 0  # no closing line: not front matter
 
 
-def _under_headings(lines: list[str], start: int, headings: dict[int, tuple[int, str]]) -> list[Block]:
+def _under_headings(
+    lines: list[str], start: int, headings: dict[int, tuple[int, str]], wrapped: set[int]
+) -> list[Block]:
     """A block per line; a line a reader rendered as two (a code block's closing fence on
     its last line) gives two blocks of its number."""
     blocks, heading = [], ""
     for i in range(start, len(lines)):
         if i in headings:
             heading = headings[i][1]
-        blocks += [Block(part, i + 1, heading=heading) for part in lines[i].split("\n")]
+        parts = lines[i].split("\n")
+        blocks += [
+            Block(part, i + 1, heading=heading, continues=i in wrapped and k == 0) for k, part in enumerate(parts)
+        ]
     return blocks
 
 
@@ -297,7 +331,7 @@ def _underlined(
         *(i - 1 for i in headings if i and _RST_ADORNMENT.match(lines[i - 1])),
     }
     shown = render(["" if i in drawn else line for i, line in enumerate(lines)])
-    return Parsed(title, _under_headings(shown, 0, headings), "line")
+    return Parsed(title, _under_headings(shown, 0, headings, _item_lines_wrapped(shown, 0, lazy=False)), "line")
 
 
 # -- HTML ----------------------------------------------------------------------------------
