@@ -115,6 +115,11 @@ def test_answers_that_state_other_numbers_are_not_the_same_answer():
     assert not answers_converge("version 3 of the API", "version 4 of the API", question)
     assert answers_converge("Python 3.10 and above [1]", "Python 3.10 and above [3]", question)  # citations aside
     assert answers_converge("3,000 files", "3000 files", "How many files?")
+    # A number the question holds, said again with the answer, is no other number.
+    zen = "How many pages per second does OCR read on the Zen 3?"
+    assert answers_converge("1.18", "OCR reads about 1.18 pages per second on the Zen 3", zen)
+    assert not answers_converge("1.18", "OCR reads 1.1 pages per second on the Zen 3", zen)
+    assert not answers_converge("version 3", "version 4", "Which is newer, version 3 or 4?")
 
 
 def test_answers_joined_by_a_dash_are_read_as_their_words_too():
