@@ -68,7 +68,7 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)\s*$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 # What starts a block of its own rather than going on with a paragraph above it.
-_BLOCK_START = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)|^ {0,3}(?:[>|#]|```|~~~|(?:[-*_][ \t]*){3,}$)")
+_BLOCK_START = re.compile(rf"{_LIST_ITEM.pattern}|^ {{0,3}}(?:[>|#]|```|~~~|(?:[-*_][ \t]*){{3,}}$)")
 _FRONT_TITLE = re.compile(r"^title:\s*['\"]?(.*?)['\"]?\s*$")
 # What a rendered page does not show: comments, "[name]: url" link definitions (where
 # links point), footnote marks ("Thanks to[^1]", "[^1]: " before a footnote's text, which

@@ -209,7 +209,8 @@ def _item_ends(line: str, next_line: str) -> bool:
     """An item's line that a capitalised line follows, unless its colon introduces that
     line (a definition's term, "- nobody, nogroup:", then its description) or that line
     is indented under the item, which goes on there ('"Where is that file on' then
-    '  Linux?"': a Markdown item wrapped at a capital)."""
+    '  Linux?"': an item wrapped at a capital, in a text that keeps its indentation; the
+    indexer puts a wrapped item on one line of its passage, formats.py)."""
     return (
         bool(_ITEM.match(line) and _CAPITALISED.match(next_line))
         and not line.rstrip().endswith(":")
