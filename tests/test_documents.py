@@ -314,6 +314,27 @@ def test_a_text_file_titles_underlined_sections(tmp_path):
     assert chunks[1].text.startswith("Packages needed root.\nThe last line of a paragraph.\n-----")
 
 
+def test_only_a_lone_top_title_titles_the_document(tmp_path):
+    # A FAQ's sections adorned alike are siblings: the first titles none of the others.
+    faq = tmp_path / "FAQ.txt"
+    faq.write_text("1. Background\n-------------\nIt began in 2002.\n\n2. Building\n-----------\nRun make.\n")
+    chunks = documents.passages(faq, faq.read_bytes(), ChunkOptions(100, 0))
+    assert [c.heading for c in chunks] == ["1. Background", "2. Building"]
+    # A file with no suffix is prose titled as a .txt is; a title as short as "If" is one.
+    readme = tmp_path / "README"
+    readme.write_text("If\n--\n\nIt branches.\n\nSynopsis\n~~~~~~~~\nif(<condition>)\n")
+    chunks = documents.passages(readme, readme.read_bytes(), ChunkOptions(100, 0))
+    assert [c.heading for c in chunks] == ["If", "If › Synopsis"]
+    assert documents.read_as_markup(readme)
+    # Markdown: of two top-level headings, neither titles the file.
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Monday\nRain.\n# Tuesday\nSun.\n")
+    assert [c.heading for c in documents.passages(notes, notes.read_bytes(), ChunkOptions(100, 0))] == [
+        "Monday",
+        "Tuesday",
+    ]
+
+
 def test_a_notebook_reads_as_it_is_shown(tmp_path):
     cells = [
         {"cell_type": "markdown", "source": ["# Weather study\n", "\n", "We fit the **wombat** model."]},

@@ -109,7 +109,7 @@ def test_an_edit_reuses_the_vectors_of_unchanged_sections(tmp_path, emb):
     emb.calls.clear()
     (folder / "a.md").write_text("# One\nfirst section text\n# Two\nsecond section, edited\n")
     sync_folder(folder, index, emb)
-    assert emb.calls == [["One › Two\n# Two\nsecond section, edited"]]
+    assert emb.calls == [["Two\n# Two\nsecond section, edited"]]  # two top-level sections: neither titles the file
 
 
 def test_a_deleted_file_never_answers_again(tmp_path, emb):

@@ -49,6 +49,7 @@ _MARKUP = {
     ".markdown": formats.markdown,
     ".rst": formats.rst,
     ".txt": formats.text_file,
+    "": formats.text_file,  # README, INSTALL, NEWS: prose titled as a .txt is
     ".html": formats.html,
     ".htm": formats.html,
     ".xhtml": formats.html,
@@ -246,8 +247,8 @@ def content_hash(data: bytes) -> str:
 
 def read_as_markup(path: Path) -> bool:
     """Whether a reader of marked-up structure (headings, markup) reads the file:
-    Markdown, reStructuredText, prose text, HTML, LaTeX, Jupyter notebooks, Word, EPUB,
-    OpenDocument, and any gzip-compressed file."""
+    Markdown, reStructuredText, prose text (a file without a suffix too), HTML, LaTeX,
+    Jupyter notebooks, Word, EPUB, OpenDocument, and any gzip-compressed file."""
     suffix = path.suffix.lower()
     return suffix in _MARKUP or suffix in _CONTAINERS or suffix == ".gz"  # gzip files were skipped before
 

@@ -117,7 +117,9 @@ def markdown(text: str) -> Parsed:
             # `---` under a paragraph line is a level-2 heading, not a rule.
             headings[i] = (1 if lines[i + 1].strip()[0] == "=" else 2, line.strip())
     if not title:
-        title = next((h for level, h in headings.values() if level == 1), "")
+        # The one top-level heading is the document's title; of several, none is.
+        tops = [h for level, h in headings.values() if level == 1]
+        title = tops[0] if len(tops) == 1 else ""
     return Parsed(title, _under_headings(lines, start, headings, _item_lines_wrapped(lines, start, lazy=True)), "line")
 
 
@@ -290,7 +292,8 @@ def _joined(source) -> str:
 
 # -- reStructuredText ----------------------------------------------------------------------
 
-_RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+<>:._])\1{2,}\s*$")
+# Two characters at least: an underline as long as its title ("If" over "--", CMake's).
+_RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+<>:._])\1+\s*$")
 
 
 def rst(text: str) -> Parsed:
@@ -316,13 +319,19 @@ def _underlined(
     lines: list[str], titled: Callable[[list[str], int], bool], render: Callable[[list[str]], list[str]] = list
 ) -> Parsed:
     headings: dict[int, tuple[int, str]] = {}
+    styles: dict[int, tuple[str, bool]] = {}  # a title's adornment: its character, and an overline or none
     for i in range(len(lines) - 1):
         line = lines[i].strip()
         under = lines[i + 1].rstrip()
         adorned = line and not _RST_ADORNMENT.match(line) and _RST_ADORNMENT.match(under)
         if adorned and len(under) >= len(line) and titled(lines, i):
             headings[i] = (0, line)
-    title = headings[min(headings)][1] if headings else ""
+            styles[i] = (under.strip()[0], i > 0 and bool(_RST_ADORNMENT.match(lines[i - 1])))
+    # The first title is the document's where no other is adorned alike (as docutils takes
+    # it): a FAQ's "1. Background" titled "2. Compiling ..." and every section after it.
+    first = min(headings, default=None)
+    lone = first is not None and list(styles.values()).count(styles[first]) == 1
+    title = headings[first][1] if lone else ""
     # A section title and its adornments title the section's passages; in their text they
     # ran into its first sentence ("Holiday ======= The office closes ...").
     drawn = {
