@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import paths
 from .engine.errors import IterRetGenError
-from .engine.loop.answers import mentions
+from .engine.loop.answers import mentions, normalize_answer, uncited
 from .engine.loop.events import FinalAnswer, StopReason
 from .engine.loop.evidence import Evidence
 from .engine.loop.question_kind import OPEN
@@ -226,7 +226,17 @@ def checked_note(final: FinalAnswer) -> str:
     same = answers_converge(first.answer, final.answer, final.searched)
     if same or (restates(final) and mentions(final.draft, first.answer)):
         return f"Checked against {read}: unchanged ({why})."
+    if _begins(first.answer, final.answer):  # its first sentences, the rest left out
+        return f"Checked against {read}: unchanged, said shorter ({why})."
     return f"Changed after reading {read}; the first answer was: {_escape(first.answer)} ({why})."
+
+
+def _begins(answer: str, start: str) -> bool:
+    """``answer`` starts with the words of ``start`` (citation marks aside): a summary
+    that a check cut to its first sentence ("... run `cargo new hello_cargo` in your
+    projects directory. This command creates ..." then its first sentence alone)."""
+    words, begun = normalize_answer(uncited(answer)).split(), normalize_answer(uncited(start)).split()
+    return bool(begun) and words[: len(begun)] == begun
 
 
 def stop_summary(final: FinalAnswer) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from iterretgen_tui.engine.loop import iterretgen
 from iterretgen_tui.engine.loop.bridges import answer_the_rest, rest_of_question
 from iterretgen_tui.engine.loop.events import FinalAnswer
+from iterretgen_tui.engine.loop.question_kind import FACTOID
 from iterretgen_tui.engine.loop.serialize import final_from_dict, final_to_dict
 from iterretgen_tui.engine.passages import Passage
 from iterretgen_tui.engine.retrieval.retriever import Retriever
@@ -103,8 +104,9 @@ def test_the_rest_is_asked_afresh_and_its_answer_kept_only_when_it_is_a_new_one(
     asked: list[str] = []
 
     def redraft(reply: str):
-        def answer(question: str) -> str:
+        def answer(question: str, kind: str) -> str:
             asked.append(question)
+            assert kind == FACTOID
             return f"So the answer is {reply}." if reply else "Nothing says."
 
         return answer

@@ -203,6 +203,21 @@ def test_a_draft_that_copies_the_last_answer_is_asked_again_without_the_turns():
     assert len(generator.prompts) == 2  # the rewrite and one draft
 
 
+def test_an_open_reply_that_copies_the_last_answer_is_drafted_again_without_the_turns():
+    turns = (Turn("How do I start a new project with Cargo?", "Run `cargo new hello_cargo` in your projects folder."),)
+    question = "And how do I build it?"
+
+    def reply(messages) -> str:
+        if messages[0]["content"] == REWRITE_INSTRUCTION:
+            return "How do I build the project made with cargo new?"
+        if "Earlier in this conversation" in messages[-1]["content"]:
+            return "Run `cargo new hello_cargo` in your projects folder [1]."
+        return "Run `cargo build` in the project's folder [1]."
+
+    final = run(ScriptedGenerator(reply), question=question, turns=turns)[-1]
+    assert final.kind == "open" and final.answer == final.draft == "Run `cargo build` in the project's folder [1]."
+
+
 def test_a_draft_that_writes_out_a_demo_is_drafted_again_without_the_turns():
     turns = (Turn("Where is the cache on Windows?", "%LocalAppData%"),)
     question = "And on Posix?"

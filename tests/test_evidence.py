@@ -23,7 +23,7 @@ from iterretgen_tui.engine.loop.follow_up import (
 )
 from iterretgen_tui.engine.loop.prompts import build_prompt, demo_messages, stated_answer
 from iterretgen_tui.engine.loop.question_kind import FACTOID, OPEN, question_kind
-from iterretgen_tui.engine.loop.trust import Weakness, supported, unmentioned, weakness
+from iterretgen_tui.engine.loop.trust import Weakness, supported, unmentioned, unread_options, weakness
 from iterretgen_tui.engine.passages import Passage
 
 from .fakes import HashEmbedder, ScriptedGenerator
@@ -74,7 +74,7 @@ def test_sentences_skip_headings_and_cut_run_ons():
     )
     assert sentences(commented) == [
         "Start the server:",
-        "# start it in the background tool serve &",
+        "# start it in the background\ntool serve &",
         "It listens on 8731.",
     ]
     run_on = " ".join(f"w{i}" for i in range(130))
@@ -112,6 +112,24 @@ def test_sentences_as_a_page_draws_them():
         "• Pears from the old orchard",
         "The fruit above is ripe.",
     ]
+
+
+def test_a_code_blocks_lines_stay_lines_where_its_fences_are_known():
+    built = "Build it with this command:\n```\n$ cargo build\nCompiling hello v0.1.0\n```\nThe binary is in target."
+    assert sentences(built) == [
+        "Build it with this command:",
+        "$ cargo build\nCompiling hello v0.1.0",
+        "The binary is in target.",
+    ]
+    passage = Passage(1, built, "Cargo", "c.md")
+    quote = choose_evidence("How is it built?", [passage], HashEmbedder(dim=512), "this command")
+    assert quote.text == "Build it with this command:\n$ cargo build\nCompiling hello v0.1.0"
+    # Cut inside a block after a line that introduces it, the rest of the passage is code.
+    assert sentences(built.split("```\nThe")[0]) == sentences(built)[:2]
+    # A passage that starts inside a block has an unpaired fence that may close it: read as before.
+    assert sentences("$ cargo build\nCompiling hello v0.1.0\n```\nThe binary is in target.")[0] == (
+        "$ cargo build Compiling hello v0.1.0"
+    )
 
 
 def test_a_table_row_is_a_statement_that_names_its_columns():
@@ -329,6 +347,10 @@ def test_the_draft_adds_the_sentence_its_next_search_would_find():
     alone = [TWO_HOPS[0], copy]
     evidence = choose_evidence(question, alone, HashEmbedder(dim=512), "Mountrail County", draft=draft)
     assert evidence.also is None
+    # A question, as an FAQ asks it, says nothing: the next sentence nearest the draft is quoted.
+    faq = Passage(4, f"{question} Bananas grow on plants. Stanley is the seat.", "FAQ", "faq.md")
+    evidence = choose_evidence(question, [TWO_HOPS[0], faq], HashEmbedder(dim=512), "Mountrail County", draft=draft)
+    assert evidence.also is not None and evidence.also.text == "Stanley is the seat."
     # A sentence that ends in a colon comes with what it introduces, as the first quote's does.
     notes = [
         Passage(1, "The app keeps notes in one folder. It reads them at start.", "Notes", "n.md"),
@@ -637,6 +659,16 @@ def test_an_answer_about_a_name_no_passage_read_mentions_is_unsupported():
     assert unmentioned("Is it in Trust?", "Trust has it", ["Rust is a language."]) == ["trust"]
     final = replace(final_with("config.toml, the Rust file"), question="Which file holds the Rust settings?")
     assert weakness(final) is Weakness.UNSUPPORTED  # no passage of FOLDER says Rust
+    assert weakness(replace(final, answer="config.toml")) is None
+
+
+def test_an_answer_naming_an_option_no_passage_read_holds_is_unsupported():
+    read = ["Start the server with --port 8080.", "Clean it with npm cache clean -f."]
+    assert unread_options("Tune it with the --gc option", read) == {"--gc"}
+    assert unread_options("Pass --port and -f; a well-known, built-in flag", read) == set()
+    assert unread_options("Run it with --gc", ["Does rustc take --gc?", *read]) == set()  # the question's own
+    final = final_with("config.toml, with --settings-file")  # no passage of FOLDER holds the option
+    assert weakness(final) is Weakness.UNSUPPORTED
     assert weakness(replace(final, answer="config.toml")) is None
 
 

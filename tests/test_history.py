@@ -212,6 +212,11 @@ def test_the_checked_note_says_how_later_iterations_fared_with_the_first_answer(
     restating = replace(same, answer="Eiffel", draft="Eiffel was born in Paris, in 1832.")
     assert history.checked_note(restating).startswith("Checked against the same passages again: unchanged")
     assert history.checked_note(replace(restating, draft="Eiffel was born in Dijon.")).startswith("Changed")
+    # A last answer that is the first's opening sentence, its second left out, still says it.
+    longer = replace(first, answer="Eiffel was born in Paris [1]. He built a tower there.")
+    cut = replace(said, answer="Eiffel was born in Paris.", iterations=(longer, said.iterations[1]))
+    assert history.checked_note(cut).startswith("Checked against the same passages again: unchanged, said shorter")
+    assert history.checked_note(replace(cut, answer="He built a tower there.")).startswith("Changed")
     nothing_new = replace(changed, iterations=(first,), stop_reason=StopReason.SAME_PASSAGES, stopped_at=2)
     assert history.checked_note(nothing_new).startswith(
         "Checked: the next search found only passages already considered"

@@ -108,6 +108,18 @@ def test_an_answer_said_again_with_the_questions_words_is_the_same_answer():
     assert not answers_converge("24 December", "The office closes on 24 December", "")  # no question said
 
 
+def test_answers_that_name_other_code_are_not_the_same_answer():
+    question = "How do you build a new project with Cargo?"
+    built = "You build a new project with Cargo by running `cargo build` in your projects directory."
+    made = "You start a new project with Cargo by running `cargo new hello_cargo` in your projects directory."
+    assert not answers_converge(built, made, question)  # nearly the same words
+    assert answers_converge(built, built.replace("`cargo build`", "cargo build") + " [2]", question)
+    assert answers_converge(built, built.replace(".", ", then `cargo run`."), question)  # more code, the same said
+    # Code the question holds, said again with the answer, is no other code.
+    asked = "What does `cargo new` create?"
+    assert answers_converge("a new directory and project", "`cargo new` creates a new directory and project", asked)
+
+
 def test_answers_that_state_other_numbers_are_not_the_same_answer():
     question = "Which Python versions does pypdf support?"
     # Normalised alike ("310"), or nearly the same words: the number is what changed.

@@ -14,6 +14,7 @@ _YES_NO = re.compile(r"[\W_]*(yes|no)\b", re.IGNORECASE)
 _PUNCT = str.maketrans("", "", string.punctuation)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CITATION = re.compile(r"\[\d+\]")
+_CODE_SPAN = re.compile(r"`([^`]+)`")
 
 # Words that carry no fact: an answer made only of them cannot be checked against passages.
 STOPWORDS = frozenset(
@@ -116,7 +117,17 @@ def numbers(text: str) -> set[str]:
 
 def answer_numbers(answer: str) -> set[str]:
     """The numbers an answer states, its citations ("[1]") aside."""
-    return numbers(_CITATION.sub(" ", answer))
+    return numbers(uncited(answer))
+
+
+def code_spans(text: str) -> list[str]:
+    """The pieces of code the text quotes in backquotes ("`cargo build`")."""
+    return _CODE_SPAN.findall(text)
+
+
+def uncited(answer: str) -> str:
+    """The answer without its citation marks ("[1]")."""
+    return _CITATION.sub(" ", answer)
 
 
 def yes_or_no(reply: str) -> bool | None:

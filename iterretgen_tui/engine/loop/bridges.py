@@ -20,10 +20,12 @@ from collections.abc import Callable
 from .answers import STOPWORDS, content_words, mentions, normalize_answer
 from .choices import named_options
 from .prompts import stated_answer
+from .question_kind import FACTOID
 from .sentences import SENTENCE_GAP
 
-# A fresh draft over the same passages for another question (the text, its answer unread).
-Redraft = Callable[[str], str]
+# A fresh draft over the same passages for another question of a kind (the factoid or
+# the open prompt's; the text, its answer unread).
+Redraft = Callable[[str, str], str]
 
 _SENTENCE = re.compile(SENTENCE_GAP)
 _WORD = re.compile(r"[^\W_][\w'’.-]*")
@@ -46,7 +48,7 @@ def answer_the_rest(question: str, draft: str, answer: str, redraft: Redraft) ->
     rest = rest_of_question(question, draft, answer)
     if rest is None:
         return answer, ""
-    again = stated_answer(redraft(rest))
+    again = stated_answer(redraft(rest, FACTOID))
     if not content_words(again) or mentions(again, answer) or mentions(answer, again):
         return answer, ""
     return again, rest

@@ -89,7 +89,8 @@ def read_parts(
         room = tokens
         for n, i in best_first:
             unit = understood(split[n], i) - chosen[n]
-            cost = sum(count_tokens(split[n][j]) + 1 for j in unit)
+            # As the prompt has it: a code block's lines run together (prompts.knowledge_line).
+            cost = sum(count_tokens(" ".join(split[n][j].split())) + 1 for j in unit)
             if not chosen[n]:  # the passage's title and layout come with its first sentence
                 cost += count_tokens(knowledge_line(passages[n].title, ""))
             if unit and cost <= room:

@@ -72,6 +72,7 @@ _ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]")
 _CAPITALISED = re.compile(r"^[ \t]*[A-Z]")
 _ENDED = re.compile(r"""(?:[.!?]["')\]]*|:|\n\s*\n)\s*$""")  # text that ends where a sentence does
 _WORD = re.compile(r"\S+")
+_ASKS = re.compile(r"""\?["'”’)\]]*$""")  # a sentence that is a question
 
 # The passages before and after a passage in its file (None where there is none).
 Around = Callable[[int], tuple[Passage | None, Passage | None]]
@@ -125,9 +126,11 @@ def statements(text: str) -> list[tuple[str, int | None]]:
     """``sentences``, each with the list item it belongs to (a number counted through the
     passage; None outside a list): "It costs 45 EUR a month." goes on the item "- We
     switch to FiberCo in April." it follows on that item's line. A table's row is an item
-    of its own."""
+    of its own. A code block's lines stay lines (run together, a quoted block read "$ cargo
+    build Compiling hello_cargo v0.1.0 ..."): only their words are scored and read."""
     found: list[tuple[str, int | None]] = []
     drawn, rows = _drawn(text)
+    code = _code_lines(text)
     for block, part in enumerate(re.split(_BLOCK_END, drawn)):
         item = block if _ITEM.match(part) or part.strip() in rows else None
         for sentence in re.split(SENTENCE_GAP, part):
@@ -135,12 +138,46 @@ def statements(text: str) -> list[tuple[str, int | None]]:
             if words and len(words) < MIN_WORDS and found and found[-1][0].endswith(":"):
                 found[-1] = (f"{found[-1][0]} {' '.join(words)}", found[-1][1])
                 continue
-            pieces = [words[start : start + MAX_WORDS] for start in range(0, len(words), MAX_WORDS)]
-            if len(pieces) > 1 and len(pieces[-1]) < MIN_WORDS:  # a run-on's last words ("with one.")
-                tail = pieces.pop()
-                pieces[-1] += tail
-            found += [(" ".join(piece), item) for piece in pieces if len(piece) >= MIN_WORDS]
+            spans = [[start, min(start + MAX_WORDS, len(words))] for start in range(0, len(words), MAX_WORDS)]
+            if len(spans) > 1 and spans[-1][1] - spans[-1][0] < MIN_WORDS:  # a run-on's last words ("with one.")
+                tail = spans.pop()
+                spans[-1][1] = tail[1]
+            breaks = _code_breaks(sentence, len(words), code)
+            found += [(_joined(words, a, b, breaks), item) for a, b in spans if b - a >= MIN_WORDS]
     return found
+
+
+def _code_lines(text: str) -> set[str]:
+    """The lines of the passage's code blocks, stripped. A passage cut inside a block has
+    one fence unpaired: the last, where the first follows a line that introduces it
+    ("... enter the following command:"), else not known (no lines then)."""
+    lines = text.split("\n")
+    fences = [k for k, line in enumerate(lines) if _FENCE.match(line)]
+    if len(fences) % 2:
+        if not (fences[0] and lines[fences[0] - 1].rstrip().endswith(":")):
+            return set()
+        fences.append(len(lines))
+    return {lines[k].strip() for a, b in zip(fences[::2], fences[1::2]) for k in range(a + 1, b)} - {""}
+
+
+def _code_breaks(sentence: str, count: int, code: set[str]) -> set[int]:
+    """The indices of the sentence's ``count`` words (``_words``: a bullet is no word)
+    that begin a code block's line after another of its lines."""
+    breaks: set[int] = set()
+    k, before = count - len(sentence.split()), False
+    for line in sentence.split("\n"):
+        own = len(line.split())
+        if own:
+            coded = line.strip() in code
+            if coded and before and k > 0:
+                breaks.add(k)
+            before = coded
+        k += own
+    return breaks
+
+
+def _joined(words: Sequence[str], start: int, end: int, breaks: set[int]) -> str:
+    return "".join(("\n" if k in breaks else " ") * (k > start) + words[k] for k in range(start, end))
 
 
 def _as_drawn(text: str) -> str:
@@ -344,12 +381,13 @@ def _also(
     beside: Set[tuple[int, int]] = frozenset(),
 ) -> Quote | None:
     """The best-scored sentence that ``quoted`` does not already say (a passage repeated
-    in another file says it again) and that is not ``beside`` it (passage number,
-    sentence index), with what it introduces if it ends in a colon, made whole where the
-    passage's window cut it; None when it scores below ``floor``."""
+    in another file says it again), that is not ``beside`` it (passage number, sentence
+    index) and that asks nothing (an FAQ's question, nearest a draft that answers it, was
+    quoted under the answer), with what it introduces if it ends in a colon, made whole
+    where the passage's window cut it; None when it scores below ``floor``."""
     for k in np.argsort(-scores, kind="stable"):
         n, i, sentence = candidates[k]
-        if sentence in quoted or (n, i) in beside:
+        if sentence in quoted or (n, i) in beside or _ASKS.search(sentence):
             continue
         if scores[k] < floor:
             return None
@@ -374,10 +412,11 @@ def drawn_together(pieces: Sequence[str]) -> str:
     """Consecutive sentences as one text, as the page draws them: a list item, and what
     follows a piece that ends no sentence (an item's line, a table's row), on a line of
     its own. Run on, "• Returns: {Timeout} a reference to `timeout`" read into "Sets the
-    timer's start time ...", and a table's rows into one line of cells."""
+    timer's start time ...", and a table's rows into one line of cells. A code block's
+    lines start on a line of their own."""
     text = pieces[0]
     for before, piece in zip(pieces, pieces[1:]):
-        apart = not _ENDED.search(before) or piece.startswith(DRAWN_BULLET)
+        apart = not _ENDED.search(before) or piece.startswith(DRAWN_BULLET) or "\n" in piece
         text += ("\n" if apart else " ") + piece
     return text
 

@@ -311,10 +311,10 @@ def redrafter(
     with this prompt, which llama.cpp reuses; read in part, the other question picks its
     own sentences)."""
 
-    def redraft(question: str) -> str:
-        again = fitted_prompt(Reading(question, FACTOID), prompt.passages, generator, sentences, options, tokens)
+    def redraft(question: str, kind: str) -> str:
+        again = fitted_prompt(Reading(question, kind), prompt.passages, generator, sentences, options, tokens)
         guard = LoopGuard()
-        for _ in stream_draft(generator, again.messages, FACTOID, options.max_tokens, guard, cancel):
+        for _ in stream_draft(generator, again.messages, kind, options.max_tokens, guard, cancel):
             pass
         return guard.kept.strip()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from .answers import content_words
+from .answers import content_words, uncited
 from .bridges import Redraft, answer_the_rest
 from .choices import option_answered
 from .events import IterationTrace
@@ -50,7 +50,7 @@ def draft_outcome(
         # read as "Where is npm's cache directory on Posix by default?" -> "On the Origin
         # of Species was written by Charles Darwin. ... So the answer is 1505."); the same
         # question without them drafted "... is `~/.npm`".
-        draft = redraft(question) or draft
+        draft = redraft(question, FACTOID) or draft
     answer = stated_answer(draft, kind)
     asked = not answer and kind == FACTOID and not cancel.is_set()
     if asked:
@@ -60,14 +60,19 @@ def draft_outcome(
         answer = option_answered(question, draft, answer)
         if not cancel.is_set():
             answer, rest = answer_the_rest(question, draft, answer, redraft)
-        if copies(answer, said) and not cancel.is_set():
-            # Shown the turns, the 1.5B may state the last answer again ("Which command turns
-            # Corepack on?" -> "corepack enable"; "And which one removes its proxies?" ->
-            # "corepack enable"): the same question over the same passages, without them.
-            # A draft that answers in a sentence of its own states no "So the answer is"
-            # ("... on Posix by default is `~/.npm`."): that sentence is its answer.
-            again = redraft(question)
-            answer = extract_answer(again) if again else answer
+    if copies(answer, said) and not cancel.is_set():
+        # Shown the turns, the 1.5B may state the last answer again ("Which command turns
+        # Corepack on?" -> "corepack enable"; "And which one removes its proxies?" ->
+        # "corepack enable"; an open question's whole reply: "And how do I build it?" ->
+        # how the last turn said to start the project): the same question over the same
+        # passages, without them. A factoid's draft that answers in a sentence of its own
+        # states no "So the answer is" ("... on Posix by default is `~/.npm`."): that
+        # sentence is its answer. An open question's reply is its draft.
+        again = redraft(question, kind)
+        if again and kind == FACTOID:
+            answer = extract_answer(again)
+        elif again:
+            draft, answer = again, stated_answer(again, kind)
     return {
         "draft": draft,
         # Without a stated answer the draft's last sentence is scored, as before.
@@ -97,9 +102,9 @@ def writes_out_a_demo(draft: str, messages: Sequence[Message]) -> bool:
 
 def copies(answer: str, said: str) -> bool:
     """The answer says what the turn before said, word for word ("yes" and numbers,
-    without content words, are never copies)."""
-    words = content_words(answer)
-    return bool(words) and words == content_words(said)
+    without content words, are never copies); citation marks aside."""
+    words = content_words(uncited(answer))
+    return bool(words) and words == content_words(uncited(said))
 
 
 def query_draft(previous: IterationTrace) -> str:

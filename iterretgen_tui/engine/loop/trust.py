@@ -75,11 +75,27 @@ def weakness(final: FinalAnswer) -> Weakness | None:
         return Weakness.LOOPED
     question = f"{final.question} {final.standalone}" if final.kind == FACTOID else None
     texts = [f"{p.title} {p.text}" for p in final.sources]
-    if not supported(final.answer, texts, question, quoted_texts(final, texts)) or unmentioned(
-        final.searched, final.answer, texts
+    if (
+        not supported(final.answer, texts, question, quoted_texts(final, texts))
+        or unmentioned(final.searched, final.answer, texts)
+        or unread_options(final.answer, [final.searched, *texts])
     ):
         return Weakness.UNSUPPORTED
     return None
+
+
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
+
+
+def unread_options(answer: str, texts: list[str]) -> set[str]:
+    """The command-line options the answer names ("--gc") that no text (the question, the
+    passages read) holds: asked how to tune Rust's garbage collector, over the Rust book
+    and Cargo's guide, the 1.5B answered "use the rustc command with the --gc option"
+    beside a quote on installing a codegen backend. A single dash counts only with a
+    letter or two ("-f", "-rf"), not a word ("well-known" is no option)."""
+    said = {option for option in _OPTION.findall(answer) if option.startswith("--") or len(option) <= 3}
+    held = set().union(*(_OPTION.findall(text) for text in texts))
+    return said - held
 
 
 def unmentioned(question: str, answer: str, passages_text: list[str]) -> list[str]:
