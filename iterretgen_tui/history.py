@@ -278,15 +278,17 @@ def close_fences(markdown: str) -> str:
 
 
 # An inline code span: its text shows as written, a backslash included, so nothing in it is escaped.
-_CODE_SPAN = re.compile(r"(`+)[^`]+?\1")
+# Left as written: a code span, and a web address, which the chat's Markdown makes a link
+# whose text keeps any backslash ("ch08-02-strings.html\#indexing-into-strings").
+_AS_WRITTEN = re.compile(r"(`+)[^`]+?\1|https?://[^\s<>`]+")
 
 
 def _escape(text: str) -> str:
     """Keep user text from turning into Markdown structure (headings, emphasis); code
-    spans ("`$ITERRETGEN_HOME`") are left as they are."""
+    spans ("`$ITERRETGEN_HOME`") and web addresses are left as they are."""
     text = " ".join(text.split())
     pieces, start = [], 0
-    for span in _CODE_SPAN.finditer(text):
+    for span in _AS_WRITTEN.finditer(text):
         pieces += [_escape_plain(text[start : span.start()]), span.group()]
         start = span.end()
     return "".join([*pieces, _escape_plain(text[start:])])

@@ -140,6 +140,9 @@ def test_evidence_is_saved_shown_under_the_answer_and_exported():
     # A code span shows its text as written: escaped there, "_" would show as "\_".
     code = Evidence("Saved under `$ITERRETGEN_HOME/config` or my_home.", 1, 7, "/docs/t.md", "line 9", 0.6)
     assert "“Saved under `$ITERRETGEN_HOME/config` or my\\_home.”" in history.evidence_markdown(code)
+    # A web address stays as written: the chat makes it a link, which would show a backslash.
+    link = Evidence("Book: <https://x.org/my_book.html#strings> says so_far.", 1, 7, "/docs/t.md", "line 2", 0.6)
+    assert "“Book: \\<https://x.org/my_book.html#strings> says so\\_far.”" in history.evidence_markdown(link)
     # A placeholder in angle brackets is text, not a tag a renderer would drop.
     tag = Evidence("Set it to <implementation-keywords>, the builder.", 1, 7, "/docs/r.txt", "line 46", 0.6)
     assert "“Set it to \\<implementation-keywords>, the builder.”" in history.evidence_markdown(tag)
