@@ -277,9 +277,8 @@ def close_fences(markdown: str) -> str:
     return f"{markdown}\n{opened}" if opened else markdown
 
 
-# An inline code span: its text shows as written, a backslash included, so nothing in it is escaped.
-# Left as written: a code span, and a web address, which the chat's Markdown makes a link
-# whose text keeps any backslash ("ch08-02-strings.html\#indexing-into-strings").
+# Left as written, since each shows its text with any backslash in it: an inline code span,
+# and a web address, which the chat's Markdown makes a link ("...strings.html\#indexing").
 _AS_WRITTEN = re.compile(r"(`+)[^`]+?\1|https?://[^\s<>`]+")
 
 

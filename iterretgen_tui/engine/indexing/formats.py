@@ -319,26 +319,25 @@ def _underlined(
     lines: list[str], titled: Callable[[list[str], int], bool], render: Callable[[list[str]], list[str]] = list
 ) -> Parsed:
     headings: dict[int, tuple[int, str]] = {}
-    styles: dict[int, tuple[str, bool]] = {}  # a title's adornment: its character, and an overline or none
     for i in range(len(lines) - 1):
         line = lines[i].strip()
         under = lines[i + 1].rstrip()
         adorned = line and not _RST_ADORNMENT.match(line) and _RST_ADORNMENT.match(under)
         if adorned and len(under) >= len(line) and titled(lines, i):
             headings[i] = (0, line)
-            styles[i] = (under.strip()[0], i > 0 and bool(_RST_ADORNMENT.match(lines[i - 1])))
+    overlined = {i for i in headings if i and _RST_ADORNMENT.match(lines[i - 1])}
+
+    def adornment(i: int) -> tuple[str, bool]:  # its underline's character, and an overline or none
+        return lines[i + 1].strip()[0], i in overlined
+
     # The first title is the document's where no other is adorned alike (as docutils takes
     # it): a FAQ's "1. Background" titled "2. Compiling ..." and every section after it.
     first = min(headings, default=None)
-    lone = first is not None and list(styles.values()).count(styles[first]) == 1
+    lone = first is not None and [adornment(i) for i in headings].count(adornment(first)) == 1
     title = headings[first][1] if lone else ""
     # A section title and its adornments title the section's passages; in their text they
     # ran into its first sentence ("Holiday ======= The office closes ...").
-    drawn = {
-        *headings,
-        *(i + 1 for i in headings),
-        *(i - 1 for i in headings if i and _RST_ADORNMENT.match(lines[i - 1])),
-    }
+    drawn = {*headings, *(i + 1 for i in headings), *(i - 1 for i in overlined)}
     shown = render(["" if i in drawn else line for i, line in enumerate(lines)])
     return Parsed(title, _under_headings(shown, 0, headings, _item_lines_wrapped(shown, 0, lazy=False)), "line")
 
