@@ -73,6 +73,21 @@ def test_examples_come_from_each_subfolder_first_and_not_twice_but_for_numbers()
     assert example_questions(headings, 4)[3] == "What does Git 2.35 Release Notes say about Updates since Git 2.34?"
 
 
+def test_examples_skip_a_template_heading_and_a_long_file_without_headings():
+    headings = [
+        ("2. NEWS", "/d/dist.news.html", 90),  # a changelog: one title over all of it
+        ("npm-stage › Flags", "/d/npm-stage.md", 16),
+        ("npm-trust › Flags", "/d/npm-trust.md", 15),  # the pages' template, not their topic
+        ("Memcheck › 4.3. Command-Line Options", "/d/mc.html", 12),
+        ("Quick Start › 3. Running your program", "/d/quick.html", 4),
+    ]
+    assert example_questions(headings, 3) == [
+        "What does Memcheck say about Command-Line Options?",
+        "What does Quick Start say about running your program?",
+        "What do the documents say about NEWS?",
+    ]
+
+
 def _update(path, title, texts, dim=4):
     record = FileRecord(str(path), 10, 1, 1, "h")
     passages = [NewPassage(title, t, "lines 1-2", f"{path}{i}", np.ones(dim, np.float32)) for i, t in enumerate(texts)]

@@ -17,6 +17,9 @@ WH_WORDS = {"how", "what", "why", "when", "where", "which", "who"}
 AUXILIARIES = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "should", "will", "would", "to"}
 MAX_WORDS = 8  # longer headings read as sentences, not topics
 MAX_NAME_WORDS = 4  # a document title longer than this is a sentence, not a name to ask about
+# A heading as many documents as this share is their template's ("Flags", "Synopsis", "See Also"
+# on every page of npm's or CMake's command docs), not what one of them is about.
+TEMPLATE_DOCUMENTS = 2
 # A section's number is no part of its topic ("Chapter 2. Users and Groups", "3.1 Setup").
 NUMBERING = re.compile(
     r"^(?:(?:chapter|section|part|appendix)\s+[\dIVXLC]+[.:)]?|\d+(?:\.\d+)*[.)]|\d+(?:\.\d+)+)\s+", re.I
@@ -56,12 +59,19 @@ def example_questions(headings: Sequence[tuple[str, str, int]], n: int = 3) -> l
     """Up to ``n`` questions from (title, source, passages) rows, most passages first: one
     a file, one a subfolder before a second from any, and none that only another's
     numbers tell apart (a folder of release notes asked three times about "Fixes since
-    v2.35", "v2.34" and "v2.36")."""
+    v2.35", "v2.34" and "v2.36"), nor about a heading of the files' template."""
     questions: list[str] = []
     files: set[str] = set()
     shapes: set[str] = set()
-    # On a tie a section beats its document's bare title (often a lone "# Title" line).
-    ranked = [row for row in sorted(headings, key=lambda row: (-row[2], SECTION not in row[0])) if _topic(*row[:2])]
+    # A section beats any document's bare title: a long file without headings is a
+    # changelog or a dump ("NEWS", "Older NEWS" over Valgrind's manual), and a short one a
+    # lone "# Title" line.
+    template = _template(headings)
+    ranked = [
+        row
+        for row in sorted(headings, key=lambda row: (SECTION not in row[0], -row[2]))
+        if _topic(*row[:2]) and _leaf(row[0]) not in template
+    ]
     for once_a_folder in (True, False):
         folders: set[Path] = set()
         for title, source, _count in ranked:
@@ -76,6 +86,21 @@ def example_questions(headings: Sequence[tuple[str, str, int]], n: int = 3) -> l
             if len(questions) == n:
                 return questions
     return questions
+
+
+def _leaf(title: str) -> str:
+    """A section's own heading, without its number: "Guide › 3.1 Setup" -> "setup"."""
+    return NUMBERING.sub("", title.rpartition(SECTION)[2].strip()).lower()
+
+
+def _template(headings: Sequence[tuple[str, str, int]]) -> set[str]:
+    """The section headings that ``TEMPLATE_DOCUMENTS`` or more documents share; a file's copy
+    (the same document title) is the same document."""
+    documents: dict[str, set[str]] = {}
+    for title, _source, _count in headings:
+        if SECTION in title:
+            documents.setdefault(_leaf(title), set()).add(title.partition(SECTION)[0])
+    return {leaf for leaf, names in documents.items() if len(names) >= TEMPLATE_DOCUMENTS}
 
 
 def _shape(question: str) -> str:
