@@ -23,7 +23,7 @@ from iterretgen_tui.engine.loop.follow_up import (
 )
 from iterretgen_tui.engine.loop.prompts import build_prompt, demo_messages, stated_answer
 from iterretgen_tui.engine.loop.question_kind import FACTOID, OPEN, question_kind
-from iterretgen_tui.engine.loop.trust import Weakness, supported, unmentioned, unread_options, weakness
+from iterretgen_tui.engine.loop.trust import Weakness, supported, unmentioned, unread_code, weakness
 from iterretgen_tui.engine.passages import Passage
 
 from .fakes import HashEmbedder, ScriptedGenerator
@@ -351,6 +351,13 @@ def test_the_draft_adds_the_sentence_its_next_search_would_find():
     faq = Passage(4, f"{question} Bananas grow on plants. Stanley is the seat.", "FAQ", "faq.md")
     evidence = choose_evidence(question, [TWO_HOPS[0], faq], HashEmbedder(dim=512), "Mountrail County", draft=draft)
     assert evidence.also is not None and evidence.also.text == "Stanley is the seat."
+    # Nor does a line that only says its passage's title, as a contents page lists it.
+    title = "Van Hook Township Mountrail County"
+    contents = Passage(4, f"{title}:\n\nStanley is the seat.", title, "c.md")
+    evidence = choose_evidence(
+        question, [TWO_HOPS[0], contents], HashEmbedder(dim=512), "Mountrail County", draft=draft
+    )
+    assert evidence.also is not None and evidence.also.text == "Stanley is the seat."
     # A sentence that ends in a colon comes with what it introduces, as the first quote's does.
     notes = [
         Passage(1, "The app keeps notes in one folder. It reads them at start.", "Notes", "n.md"),
@@ -662,13 +669,20 @@ def test_an_answer_about_a_name_no_passage_read_mentions_is_unsupported():
     assert weakness(replace(final, answer="config.toml")) is None
 
 
-def test_an_answer_naming_an_option_no_passage_read_holds_is_unsupported():
-    read = ["Start the server with --port 8080.", "Clean it with npm cache clean -f."]
-    assert unread_options("Tune it with the --gc option", read) == {"--gc"}
-    assert unread_options("Pass --port and -f; a well-known, built-in flag", read) == set()
-    assert unread_options("Run it with --gc", ["Does rustc take --gc?", *read]) == set()  # the question's own
+def test_an_answer_naming_code_no_passage_read_holds_is_unsupported():
+    read = ["Start the server with --port 8080.", "Clean it with npm cache clean -f.", "path.basename(path[, suffix])"]
+    assert unread_code("Tune it with the --gc option", read) == {"--gc"}
+    assert unread_code("Pass --port and -f; a well-known, built-in flag", read) == set()
+    assert unread_code("Run it with --gc", ["Does rustc take --gc?", *read]) == set()  # the question's own
+    # code or a literal none of whose words is read; an apostrophe quotes nothing
+    assert unread_code("Call enableNetConnect with the string 'http3'", read) == {"http3"}
+    assert unread_code('Set `gcMode` to "off"', read) == {"gcMode", "off"}
+    assert unread_code("Use `path.basename('/a/b.html')`, the user's and the group's", read) == set()
+    assert unread_code('Run `npm cache clean` with "-f"', read) == set()
+    assert unread_code("It returns `'.'`, from the last `.` on", read) == set()
     final = final_with("config.toml, with --settings-file")  # no passage of FOLDER holds the option
     assert weakness(final) is Weakness.UNSUPPORTED
+    assert weakness(replace(final, answer="config.toml, with `kafka.yaml`")) is Weakness.UNSUPPORTED
     assert weakness(replace(final, answer="config.toml")) is None
 
 

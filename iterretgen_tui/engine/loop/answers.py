@@ -80,14 +80,24 @@ def only_restates(answer: str, question: str) -> bool:
 
 # What a word ends with in its other forms ("closes", "closed", "closing" of "close").
 _SUFFIXES = ("ing", "es", "ed", "s", "e")
+# Suffixes before which a final consonant doubles ("running", "stopped"), except these
+# letters, which also end plain words ("falling", "passed", "added").
+_DOUBLING = ("ing", "ed")
+_KEPT_DOUBLE = "aeiouydlsz"
 
 
 def stems(text: str) -> set[str]:
-    """The content words with a plain suffix cut off: "closes" and "close" are one word."""
-    return {
-        next((w[: -len(s)] for s in _SUFFIXES if w.endswith(s) and len(w) - len(s) >= 3), w)
-        for w in content_words(text)
-    }
+    """The content words with a plain suffix cut off: "closes" and "close" are one word,
+    and so are "running" and "run" (a consonant doubled before the suffix is one)."""
+    return {stem(w) for w in content_words(text)}
+
+
+def stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            cut = word[: -len(suffix)]
+            return cut[:-1] if suffix in _DOUBLING and cut[-1] == cut[-2] and cut[-1] not in _KEPT_DOUBLE else cut
+    return word
 
 
 def mentions(text: str, answer: str) -> bool:
@@ -123,6 +133,11 @@ def answer_numbers(answer: str) -> set[str]:
 def code_spans(text: str) -> list[str]:
     """The pieces of code the text quotes in backquotes ("`cargo build`")."""
     return _CODE_SPAN.findall(text)
+
+
+def outside_code(text: str) -> str:
+    """The text with what it quotes in backquotes left out."""
+    return _CODE_SPAN.sub(" ", text)
 
 
 def uncited(answer: str) -> str:

@@ -9,7 +9,18 @@ from __future__ import annotations
 import re
 from enum import Enum
 
-from .answers import TOKEN, answer_numbers, content_words, named, normalize_answer, numbers, only_restates, unglued
+from .answers import (
+    TOKEN,
+    answer_numbers,
+    code_spans,
+    content_words,
+    named,
+    normalize_answer,
+    numbers,
+    only_restates,
+    outside_code,
+    unglued,
+)
 from .events import FinalAnswer
 from .follow_up import finished
 from .prompts import reasoning
@@ -78,24 +89,35 @@ def weakness(final: FinalAnswer) -> Weakness | None:
     if (
         not supported(final.answer, texts, question, quoted_texts(final, texts))
         or unmentioned(final.searched, final.answer, texts)
-        or unread_options(final.answer, [final.searched, *texts])
+        or unread_code(final.answer, [final.searched, *texts])
     ):
         return Weakness.UNSUPPORTED
     return None
 
 
 _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
+# A literal in quotes, without spaces ('http3', "utf-8"): a value the answer says to pass.
+_LITERAL = re.compile(r"""(?<![\w'"])(['"])([^\s'"]+)\1(?!\w)""")
+_WORD = re.compile(r"[^\W_]+")
 
 
-def unread_options(answer: str, texts: list[str]) -> set[str]:
-    """The command-line options the answer names ("--gc") that no text (the question, the
-    passages read) holds: asked how to tune Rust's garbage collector, over the Rust book
-    and Cargo's guide, the 1.5B answered "use the rustc command with the --gc option"
-    beside a quote on installing a codegen backend. A single dash counts only with a
-    letter or two ("-f", "-rf"), not a word ("well-known" is no option)."""
+def unread_code(answer: str, texts: list[str]) -> set[str]:
+    """The code the answer names that no text (the question, the passages read) holds: a
+    command-line option not held as written ("--gc"), or a piece in backquotes or a
+    literal in quotes none of whose words any text holds. Asked how to tune Rust's garbage
+    collector, over the Rust book and Cargo's guide, the 1.5B answered "use the rustc
+    command with the --gc option"; asked how to enable HTTP/3 over undici's docs, "the
+    MockAgent.enableNetConnect method with the string 'http3'". A single dash counts only
+    with a letter or two ("-f", "-rf"), not a word ("well-known" is no option); a piece
+    with one word held is the passages' code written out (`path.basename('/a/b.html')`),
+    and one of no words (`'.'`) has none to look for."""
     said = {option for option in _OPTION.findall(answer) if option.startswith("--") or len(option) <= 3}
     held = set().union(*(_OPTION.findall(text) for text in texts))
-    return said - held
+    words = set().union(*(_WORD.findall(text.lower()) for text in texts))
+    literals = (literal for _, literal in _LITERAL.findall(outside_code(answer)))
+    pieces = [*code_spans(answer), *literals]
+    unread = {piece for piece in pieces if (own := set(_WORD.findall(piece.lower()))) and not own & words}
+    return (said - held) | unread
 
 
 def unmentioned(question: str, answer: str, passages_text: list[str]) -> list[str]:
