@@ -107,6 +107,13 @@ def test_where_the_documents_are_the_things_meant_their_titles_name_them():
     ]
     assert ambiguity(Asked("Which came out earlier, She Shall Have Music or That Devil, Bateese?"), films) == ""
     assert ambiguity(Asked("What does the release fix?"), RELEASES[:1]) == ""
+    # A section's heading names what the section does, no thing of its kind.
+    book = "Storing Lists of Values with Vectors - The Rust Programming Language"
+    vectors = [
+        Passage(1, "To access each element in turn, iterate.", f"{book} › Iterating Over the Values", "/d/v.html"),
+        Passage(2, "Vectors store values.", f"{book} › Storing Lists of Values", "/d/v.html"),
+    ]
+    assert ambiguity(Asked("How do I iterate over the values in a vector?"), vectors) == ""
     # The head in lower case or before lower-case words is no name of that kind: a page on
     # "Vernon Maxwell (American football)" is no "former American"; code is no name either.
     players = [

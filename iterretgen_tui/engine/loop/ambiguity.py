@@ -21,6 +21,7 @@ import re
 import threading
 from collections.abc import Sequence
 
+from ..indexing.chunking import SECTION
 from ..passages import Passage
 from .answers import SENTENCE_STOPS, STOPWORDS, TOKEN, content_words, named
 from .conversation import Asked, Turn, conversation_text, read_question
@@ -130,7 +131,8 @@ def forms(word: str) -> set[str]:
 def candidates(head: str, passages: Sequence[Passage], phrase: Sequence[str]) -> list[str]:
     """The names the passages give things of the kind ``head`` ("Sampson State Park" for
     "park"; a plural head also takes singular names), in the order they first appear,
-    each at least one word more than the reference itself."""
+    each at least one word more than the reference itself. A section's heading names
+    what the section does, no thing of its kind (``titled``)."""
     heads = {head, head[:-1]} if head.lower().endswith("s") else {head}
     ends = "|".join(re.escape(form[0].upper() + form[1:]) for form in sorted(heads))
     # Capitalised words ending with the head, where the name ends (no capitalised word after).
@@ -138,7 +140,7 @@ def candidates(head: str, passages: Sequence[Passage], phrase: Sequence[str]) ->
     own = {word.lower() for word in phrase}
     found: dict[str, str] = {}
     for passage in passages:
-        for match in pattern.finditer(f"{passage.title}\n{passage.text}"):
+        for match in pattern.finditer(f"{passage.title.partition(SECTION)[0]}\n{passage.text}"):
             words = name_words(match.group(1).split())
             if not any(re.sub(r"'s$|\.$", "", word.lower()) not in own | STOPWORDS for word in words):
                 continue  # only the reference's own words: "State Library" for "this state library"
@@ -147,9 +149,9 @@ def candidates(head: str, passages: Sequence[Passage], phrase: Sequence[str]) ->
     return list(found.values())
 
 
-# What splits a title into parts: a page's name from its site's or its section's ("Small Claims |
-# Superior Court of California", "Git v2.39 Release Notes › Fixes since v2.38").
-_TITLE_PARTS = re.compile(r"\s+[|›»–—-]\s+|:\s+")
+# What splits a document's title into parts: a page's name from its site's ("Small Claims |
+# Superior Court of California", "Vectors - The Rust Programming Language").
+_TITLE_PARTS = re.compile(r"\s+[|»–—-]\s+|:\s+")
 # A word of a name, a version's dots inside it ("v2.38.1"), none at its end ("Notes.").
 _NAME_WORD = re.compile(r"\w(?:[\w'&-]|\.(?=\w))*")
 
@@ -159,12 +161,14 @@ def titled(head: str, passages: Sequence[Passage], phrase: Sequence[str], questi
     capitalised head, followed by capitalised words only: "Git v2.38.1 Release Notes"
     for "the maintenance release"), in the order found, each at least one word more than
     the reference itself; none where the question holds one of them whole (it says
-    which). Where a folder's documents are the things meant, their titles name them."""
+    which). Where a folder's documents are the things meant, their titles name them; a
+    section's heading names what the section does ("Iterating Over the Values" named no
+    value asked about in "How do I iterate over the values in a vector?")."""
     heads, own = forms(head), {word.lower() for word in phrase}
     asked = {word.lower() for word in _NAME_WORD.findall(question)}
     found: dict[str, str] = {}
     for passage in passages:
-        for part in _TITLE_PARTS.split(passage.title):
+        for part in _TITLE_PARTS.split(passage.title.partition(SECTION)[0]):
             words = _NAME_WORD.findall(part)
             at = [k for k, word in enumerate(words) if word.lower() in heads and word[0].isupper()]
             lower = {word.lower() for word in words}
