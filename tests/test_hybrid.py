@@ -82,6 +82,19 @@ def test_each_search_names_its_own_titles():
     assert retriever.retrieve("Steely Dan", 1)[0].ranker == "dense"
 
 
+def test_a_passage_whose_section_heading_the_search_names_rises():
+    dense = titled(
+        ("A", "Memcheck › 4.2. Use of uninitialised values", 0.9),
+        ("B", "Quick Start › 3. Running your program under Memcheck", 0.5),
+        ("C", "Quick Start › Usage", 0.45),
+    )
+    retriever = HybridRetriever(Fixed(dense), Fixed([]), depth=50, title_bonus=1.0)
+    # every word of the heading in some form ("run", "running"), its number aside
+    assert retriever.retrieve("How do I run my program under Memcheck?", 1)[0].source == "B"
+    assert retriever.retrieve("How do I run Memcheck?", 1)[0].source == "A"  # "program" unsaid
+    assert retriever.retrieve("What is the usage?", 1)[0].source == "A"  # one word names too much
+
+
 class Fixed:
     def __init__(self, ranking):
         self.ranking, self.asked = ranking, []

@@ -1,4 +1,4 @@
-from iterretgen_tui.engine.loop.answers import normalize_answer, token_f1
+from iterretgen_tui.engine.loop.answers import normalize_answer, stems, token_f1
 from iterretgen_tui.engine.loop.prompts import (
     CHOICE_DEMOS,
     DEMOS,
@@ -77,6 +77,12 @@ def test_normalisation_and_f1():
     assert token_f1("the Danube river", "Danube") == 2 * (1 / 2 * 1) / (1 / 2 + 1)
     assert token_f1("", "") == 1.0
     assert token_f1("Paris", "") == 0.0
+
+
+def test_a_words_forms_share_a_stem():
+    assert stems("closes closed closing") == stems("close") == {"clos"}
+    assert stems("running stopped") == stems("run stop")  # a doubled consonant is one
+    assert stems("falling passed added") == {"fall", "pass", "add"}  # these letters end plain words doubled
 
 
 def test_bare_the_answer_is_line_and_next_line():

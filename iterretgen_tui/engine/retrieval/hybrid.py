@@ -22,12 +22,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Protocol
 
+from ..indexing.chunking import SECTION
+from ..loop.answers import stems
 from ..passages import Passage
 
 FUSION_DEPTH = 50  # ranks read from each retriever before fusing
 DENSE_WEIGHT = 0.7  # the dense ranking's share of the fused score
 TITLE_BONUS = 0.2  # added to the fused score of a passage whose title the search names
 MIN_TITLE_CHARS = 4  # shorter titles ("A", "Go") occur inside too many texts by chance
+# A one-word heading ("Usage", "Options") is named by too many questions.
+MIN_HEADING_WORDS = 2
 _WORDS = re.compile(r"\w+")
 
 
@@ -72,6 +76,7 @@ class HybridRetriever:
                 k,
                 dense_weight=self.dense_weight,
                 named=_named(query),
+                asked=stems(query),
                 title_bonus=self.title_bonus,
                 normalise=self.normalise,
             )
@@ -106,14 +111,15 @@ def fuse(
     *,
     dense_weight: float,
     named: str = "",
+    asked: set[str] | None = None,
     title_bonus: float = TITLE_BONUS,
     normalise: Callable[[Sequence[Passage]], dict[int, float]] = normalised,
 ) -> list[Passage]:
     """The top k by ``dense_weight`` x dense score + the rest x keyword score (each
     ``normalise``d; a passage one ranking did not return scores 0 there), plus ``title_bonus``
-    where ``named`` (the search text's ``_named``) names the passage's whole title; ties kept
-    in dense order. Each passage says which ranking found it (``ranker``) and carries the
-    fused score."""
+    where ``named`` (the search text's ``_named``) names the passage's whole title, or
+    ``asked`` (its ``stems``) every word of its section's heading; ties kept in dense order.
+    Each passage says which ranking found it (``ranker``) and carries the fused score."""
     by_dense, by_lexical = normalise(dense), normalise(lexical)
     passages = {p.id: p for p in dense}  # dense first: ties keep its order
     for p in lexical:
@@ -121,13 +127,23 @@ def fuse(
 
     def score(i: int) -> float:
         title = _named(passages[i].title)
-        bonus = title_bonus if len(title) - 2 >= MIN_TITLE_CHARS and title in named else 0.0
+        said = len(title) - 2 >= MIN_TITLE_CHARS and title in named
+        bonus = title_bonus if said or _heading_named(passages[i].title, asked) else 0.0
         return dense_weight * by_dense.get(i, 0.0) + (1 - dense_weight) * by_lexical.get(i, 0.0) + bonus
 
     fused = {i: score(i) for i in passages}
     order = sorted(passages, key=lambda i: -fused[i])[:k]
     tops = {p.id for p in dense[:k]}, {p.id for p in lexical[:k]}
     return [replace(passages[i], score=fused[i], ranker=_finder(i, tops, (by_dense, by_lexical))) for i in order]
+
+
+def _heading_named(title: str, asked: set[str] | None) -> bool:
+    """Every word of the title's section heading, its number aside ("5.2.1. Running
+    Cachegrind"), is among the ``asked`` stems, and it has ``MIN_HEADING_WORDS`` or more."""
+    if not asked or SECTION not in title:
+        return False
+    heading = {word for word in stems(title.rpartition(SECTION)[2]) if not word.isdigit()}
+    return len(heading) >= MIN_HEADING_WORDS and heading <= asked
 
 
 def _finder(passage_id: int, tops: tuple[set, set], returned: tuple[dict, dict]) -> str:
