@@ -382,12 +382,16 @@ def _also(
 ) -> Quote | None:
     """The best-scored sentence that ``quoted`` does not already say (a passage repeated
     in another file says it again), that is not ``beside`` it (passage number, sentence
-    index) and that asks nothing (an FAQ's question, nearest a draft that answers it, was
-    quoted under the answer), with what it introduces if it ends in a colon, made whole
-    where the passage's window cut it; None when it scores below ``floor``."""
+    index), that asks nothing (an FAQ's question, nearest a draft that answers it, was
+    quoted under the answer) and that says more than its passage's title (a contents
+    page's "• The Valgrind Quick Start Guide: • 1."), with what it introduces if it ends
+    in a colon, made whole where the passage's window cut it; None when it scores below
+    ``floor``."""
     for k in np.argsort(-scores, kind="stable"):
         n, i, sentence = candidates[k]
         if sentence in quoted or (n, i) in beside or _ASKS.search(sentence):
+            continue
+        if stems(sentence) <= stems(passages[n - 1].title):
             continue
         if scores[k] < floor:
             return None
