@@ -361,7 +361,6 @@ _BLOCKS = {
     *("section", "summary", "table", "td", "th", "tr", "ul"),
 }
 _STOPS = (":", ".", "?", "!")
-_INLINE_CODE = ("code", "kbd", "samp", "tt")
 
 
 def html(text: str) -> Parsed:
@@ -377,12 +376,6 @@ def html(text: str) -> Parsed:
         h1 = soup.find("h1")
         title = h1.get_text(" ", strip=True) if h1 else ""
     _tables_as_rows(soup)
-    # Inline code in backquotes, as Markdown writes it: bare, the Rust book's "<code>*</code>
-    # dereference operator" opened a line that then read as a list item.
-    for code in soup.find_all(_INLINE_CODE):
-        if code.find_parent(["pre", *_INLINE_CODE]) is None and code.get_text().strip():
-            code.insert(0, NavigableString("`"))
-            code.append(NavigableString("`"))
     starts, term_ends = _items(soup)
     # A preformatted block is fenced as in Markdown: drawn apart, it was read into the
     # sentence before it ("... document this code: #![allow(unused)] fn main() { ...").
