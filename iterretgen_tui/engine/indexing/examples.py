@@ -59,7 +59,7 @@ def example_questions(headings: Sequence[tuple[str, str, int]], n: int = 3) -> l
     """Up to ``n`` questions from (title, source, passages) rows, most passages first: one
     a file, one a subfolder before a second from any, and none that only another's
     numbers tell apart (a folder of release notes asked three times about "Fixes since
-    v2.35", "v2.34" and "v2.36"), nor about a heading of the files' template."""
+    v2.35", "v2.34" and "v2.36"), nor about a heading of the documents' template."""
     questions: list[str] = []
     files: set[str] = set()
     shapes: set[str] = set()

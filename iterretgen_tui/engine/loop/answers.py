@@ -89,10 +89,10 @@ _KEPT_DOUBLE = "aeiouydlsz"
 def stems(text: str) -> set[str]:
     """The content words with a plain suffix cut off: "closes" and "close" are one word,
     and so are "running" and "run" (a consonant doubled before the suffix is one)."""
-    return {stem(w) for w in content_words(text)}
+    return {_stem(w) for w in content_words(text)}
 
 
-def stem(word: str) -> str:
+def _stem(word: str) -> str:
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             cut = word[: -len(suffix)]
