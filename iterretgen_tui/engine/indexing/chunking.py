@@ -159,6 +159,12 @@ def spanning(first: str, last: str) -> str:
     return _numbered(a[1], min(numbers), max(numbers)) + a[4]
 
 
+def document_of(title: str) -> str:
+    """The document's part of a passage's title ("Guide" of "Guide › Setup"); a title
+    without a section's heading is all the document's."""
+    return title.partition(SECTION)[0]
+
+
 def _title(document_title: str, heading: str) -> str:
     if heading and document_title and heading != document_title:
         return f"{document_title}{SECTION}{heading}"

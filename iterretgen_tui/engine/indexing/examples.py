@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .chunking import SECTION
+from .chunking import SECTION, document_of
 
 WH_WORDS = {"how", "what", "why", "when", "where", "which", "who"}
 AUXILIARIES = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "should", "will", "would", "to"}
@@ -41,15 +41,15 @@ GENERIC_NAMES = {
 def question_for(title: str) -> str:
     """A question a heading invites: itself when it is one ("How do I …", "Why is …"),
     else one about the topic it names ("What you see" names a topic, not a question)."""
-    document, _, heading = title.rpartition(SECTION)
-    heading = _unshouted(NUMBERING.sub("", heading.strip()).rstrip(":."))
+    document = title.rpartition(SECTION)[0]
+    heading = _unshouted(_own_heading(title).rstrip(":."))
     if heading.endswith("?"):
         return heading
     words = heading.lower().split()
     if (words[0] in WH_WORDS and len(words) > 1 and words[1] in AUXILIARIES) or words[0] in AUXILIARIES - {"to"}:
         return f"{heading}?"
     topic = heading if _proper(heading) or _title_case(heading) else heading[0].lower() + heading[1:]
-    name = _unshouted(NUMBERING.sub("", document.split(SECTION)[0]))
+    name = _unshouted(NUMBERING.sub("", document_of(document)))
     if name and len(name.split()) <= MAX_NAME_WORDS and "?" not in name and name.lower() not in GENERIC_NAMES:
         return f"What does {_in_sentence(name)} say about {topic}?"
     return f"What do the documents say about {topic if document else heading}?"
@@ -70,7 +70,7 @@ def example_questions(headings: Sequence[tuple[str, str, int]], n: int = 3) -> l
     ranked = [
         row
         for row in sorted(headings, key=lambda row: (SECTION not in row[0], -row[2]))
-        if _topic(*row[:2]) and _leaf(row[0]) not in template
+        if _topic(*row[:2]) and _own_heading(row[0]).lower() not in template
     ]
     for once_a_folder in (True, False):
         folders: set[Path] = set()
@@ -88,9 +88,9 @@ def example_questions(headings: Sequence[tuple[str, str, int]], n: int = 3) -> l
     return questions
 
 
-def _leaf(title: str) -> str:
-    """A section's own heading, without its number: "Guide › 3.1 Setup" -> "setup"."""
-    return NUMBERING.sub("", title.rpartition(SECTION)[2].strip()).lower()
+def _own_heading(title: str) -> str:
+    """A section's own heading, without its number: "Guide › 3.1 Setup" -> "Setup"."""
+    return NUMBERING.sub("", title.rpartition(SECTION)[2].strip())
 
 
 def _template(headings: Sequence[tuple[str, str, int]]) -> set[str]:
@@ -99,7 +99,7 @@ def _template(headings: Sequence[tuple[str, str, int]]) -> set[str]:
     documents: dict[str, set[str]] = {}
     for title, _source, _count in headings:
         if SECTION in title:
-            documents.setdefault(_leaf(title), set()).add(title.partition(SECTION)[0])
+            documents.setdefault(_own_heading(title).lower(), set()).add(document_of(title))
     return {leaf for leaf, names in documents.items() if len(names) >= TEMPLATE_DOCUMENTS}
 
 
@@ -112,7 +112,7 @@ def _topic(title: str, source: str) -> bool:
     """A heading worth asking about: a few words, not the file's name, which the indexer
     falls back to and a PDF's title often is ("invoice-scan" for invoice-scan.pdf)."""
     heading = title.rpartition(SECTION)[2].strip()
-    words = NUMBERING.sub("", heading).split()
+    words = _own_heading(title).split()
     return (
         bool(words)
         and len(words) <= MAX_WORDS

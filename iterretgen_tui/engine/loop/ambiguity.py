@@ -21,7 +21,7 @@ import re
 import threading
 from collections.abc import Sequence
 
-from ..indexing.chunking import SECTION
+from ..indexing.chunking import document_of
 from ..passages import Passage
 from .answers import SENTENCE_STOPS, STOPWORDS, TOKEN, content_words, named
 from .conversation import Asked, Turn, conversation_text, read_question
@@ -140,7 +140,7 @@ def candidates(head: str, passages: Sequence[Passage], phrase: Sequence[str]) ->
     own = {word.lower() for word in phrase}
     found: dict[str, str] = {}
     for passage in passages:
-        for match in pattern.finditer(f"{passage.title.partition(SECTION)[0]}\n{passage.text}"):
+        for match in pattern.finditer(f"{document_of(passage.title)}\n{passage.text}"):
             words = name_words(match.group(1).split())
             if not any(re.sub(r"'s$|\.$", "", word.lower()) not in own | STOPWORDS for word in words):
                 continue  # only the reference's own words: "State Library" for "this state library"
@@ -168,7 +168,7 @@ def titled(head: str, passages: Sequence[Passage], phrase: Sequence[str], questi
     asked = {word.lower() for word in _NAME_WORD.findall(question)}
     found: dict[str, str] = {}
     for passage in passages:
-        for part in _TITLE_PARTS.split(passage.title.partition(SECTION)[0]):
+        for part in _TITLE_PARTS.split(document_of(passage.title)):
             words = _NAME_WORD.findall(part)
             at = [k for k, word in enumerate(words) if word.lower() in heads and word[0].isupper()]
             lower = {word.lower() for word in words}
