@@ -104,6 +104,7 @@ def test_html_reads_as_a_page_draws_it():
     ]
     # Inline elements flow in their line, the page's controls and navigation are left out.
     page = formats.html(
+        '<div id="mdbook-help-container"><div id="mdbook-help-popup"><p>Press S to search</p></div></div>'
         "<nav><ol><li>Chapter one</li></ol></nav><button>Light</button>"
         '<div style="display: none">Press S to search</div><ul role="menu"><li>Coal</li></ul>\n'
         "<p>A tool called <code>rustdoc</code>. Its job is\nto <em>generate</em> docs.</p>"
@@ -119,6 +120,9 @@ def test_html_reads_as_a_page_draws_it():
     [chunk] = split(page, ChunkOptions(100, 0))
     assert chunk.text.endswith("Document this code:\n```\nlet x = 5;\nlet y = 6;\n```")
     assert chunk.location == "lines 2-4"
+    # A paragraph's source line that code opens is no list item; a code block's line is kept.
+    page = formats.html("<p>Use the\n<code>*</code> operator.</p><pre>let y =\n* x;</pre>")
+    assert [block.text for block in page.blocks] == ["Use the * operator.", "```", "let y =", "* x;", "```"]
 
 
 def test_an_html_tables_rows_read_as_markdown_rows_under_its_header():
@@ -312,6 +316,50 @@ def test_a_text_file_titles_underlined_sections(tmp_path):
     # The titles and their underlines are not glued to the text; a rule under a sentence is kept.
     assert chunks[0].text == "Status: stable"
     assert chunks[1].text.startswith("Packages needed root.\nThe last line of a paragraph.\n-----")
+
+
+def test_a_text_file_titles_a_line_alone_after_a_rule_or_in_capitals(tmp_path):
+    # Vim's help: a numbered title after a page-wide rule, its tags in stars; a subsection
+    # in capitals. An indented line in capitals is an example, a shouted sentence no title.
+    rule = "=" * 78
+    path = tmp_path / "usr_32.txt"
+    path.write_text(
+        f"Vim provides undo.\n\n{rule}\n*32.1*\tUndo up to a file write\t\t*undo-write*\n\n"
+        "Go back with this command: >\n\n\tCTRL-W +\n\n:earlier 1f\n\nTIME TRAVELLING\n\n"
+        f"Go back by minutes.\n\nDO NOT PANIC.\n\nIt is kept.\n\n{rule}\n*32.2*\tNumbering changes\n\nEach counts.\n"
+    )
+    chunks = documents.passages(path, path.read_bytes(), ChunkOptions(100, 0))
+    titles = ["", "32.1 Undo up to a file write", "TIME TRAVELLING", "32.2 Numbering changes"]
+    assert [c.heading for c in chunks] == titles
+    # The title and its rule are not read as text.
+    assert chunks[0].text == "Vim provides undo."
+    assert chunks[1].text.startswith("Go back with this command")
+    assert "DO NOT PANIC." in chunks[2].text
+    # Under an underlined title, the line after the underline is the section's text.
+    spec = tmp_path / "spec.txt"
+    spec.write_text(f"Install\n{rule}\nUsing pip\n\nRun it.\n")
+    assert [c.heading for c in documents.passages(spec, spec.read_bytes(), ChunkOptions(100, 0))] == ["Install"]
+
+
+def test_a_vim_help_file_reads_as_vim_shows_it(tmp_path):
+    # Its modeline makes it one: an example after ">" is fenced and closed by "<", a link
+    # is its name, a tag and a highlight's "~" show nothing.
+    help_text = (
+        "*undo.txt*\tFor Vim version 9.0.\n\nTo undo, see |undo-commands|: >\n\tu\n\tCTRL-R\n"
+        "<Then the text is back.\t\t\t*undo-back*\n\nthe tree ~\n\nGo on: >\n\n\t:later 1f\n\n"
+        "The end.\n vim:tw=78:ts=8:noet:ft=help:norl:\n"
+    )
+    path = tmp_path / "undo.txt"
+    path.write_text(help_text)
+    [chunk] = documents.passages(path, path.read_bytes(), ChunkOptions(100, 0))
+    assert chunk.text.split("\n") == [
+        *("For Vim version 9.0.", "To undo, see undo-commands:", "```", "u", "CTRL-R", "```"),
+        *("Then the text is back.", "the tree", "Go on:", "```", ":later 1f", "```", "The end."),
+    ]
+    # Without the modeline, a text file's marks are its text.
+    path.write_text(help_text.replace("ft=help", "ft=text"))
+    [chunk] = documents.passages(path, path.read_bytes(), ChunkOptions(100, 0))
+    assert "To undo, see |undo-commands|: >" in chunk.text.split("\n")
 
 
 def test_only_a_lone_top_title_titles_the_document(tmp_path):

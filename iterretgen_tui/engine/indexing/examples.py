@@ -58,8 +58,9 @@ def question_for(title: str) -> str:
 def example_questions(headings: Sequence[tuple[str, str, int]], n: int = 3) -> list[str]:
     """Up to ``n`` questions from (title, source, passages) rows, most passages first: one
     a file, one a subfolder before a second from any, and none that only another's
-    numbers tell apart (a folder of release notes asked three times about "Fixes since
-    v2.35", "v2.34" and "v2.36"), nor about a heading of the documents' template."""
+    numbers or codes tell apart (a folder of release notes asked three times about "Fixes
+    since v2.35", "v2.34" and "v2.36"; Rust's error index about "E0382", "E0277" and
+    "E0106"), nor about a heading of the documents' template."""
     questions: list[str] = []
     files: set[str] = set()
     shapes: set[str] = set()
@@ -104,8 +105,8 @@ def _template(headings: Sequence[tuple[str, str, int]]) -> set[str]:
 
 
 def _shape(question: str) -> str:
-    """The question without its numbers and versions."""
-    return re.sub(r"\bv?\d+(?:\.\d+)*\b", "#", question.lower())
+    """The question without its numbers, versions and codes ("v2.35", "E0382")."""
+    return re.sub(r"\b[^\W\d]*\d[\w.]*", "#", question.lower())
 
 
 def _topic(title: str, source: str) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .. import markdown_tables
-from . import restructuredtext
+from . import restructuredtext, vimhelp
 
 if TYPE_CHECKING:
     from .ocr import OcrRun
@@ -305,18 +305,55 @@ def rst(text: str) -> Parsed:
 def text_file(text: str) -> Parsed:
     """Plain prose (.txt) titles its sections the same way (a README.txt, Debian's
     specifications), so a title is underlined as in reStructuredText, starts a paragraph
-    and does not end like a sentence: a rule drawn under a paragraph's last line is none."""
+    and does not end like a sentence: a rule drawn under a paragraph's last line is none.
+    It also titles them alone on their line between blank ones: after a rule drawn across
+    the page, or in capitals (Vim's help files, every plugin's doc/ among them; a manual
+    page saved as text). A Vim help file reads as Vim shows it (vimhelp.py)."""
 
     def titled(lines: list[str], i: int) -> bool:
         above = lines[i - 1] if i else ""
         starts = not above.strip() or bool(_RST_ADORNMENT.match(above))
         return starts and not lines[i].rstrip().endswith((".", ",", ";", ":"))
 
-    return _underlined(text.splitlines(), titled)
+    lines = text.splitlines()
+    return _underlined(lines, titled, vimhelp.shown if vimhelp.is_help(lines) else list, _titles_alone(lines))
+
+
+_RULE = re.compile(r"^([=\-*_#~])\1{19,}\s*$")  # a rule across the page, not an underline's length
+# Vim's help marks a title's tags in stars and sets them apart: "*05.1*	The vimrc file	*vimrc-intro*".
+_TAGS_AFTER = re.compile(r"(?:\s+\*[^*\s]+\*)+\s*$")
+_TAG_FIRST = re.compile(r"^\*([^*\s]+)\*")
+MAX_TITLE_WORDS = 10
+
+
+def _titles_alone(lines: list[str]) -> dict[int, tuple[str, str]]:
+    """Titles alone on their line, a blank one under them: after a page-wide rule, or in
+    capitals and not indented (an indented line is an example). Each with its kind, which
+    tells siblings apart as an underline's character does."""
+    titles: dict[int, tuple[str, str]] = {}
+    for i, line in enumerate(lines):
+        below = lines[i + 1] if i + 1 < len(lines) else ""
+        if not line.strip() or below.strip() or _RST_ADORNMENT.match(line) or line[:1].isspace():
+            continue
+        title = " ".join(_TAG_FIRST.sub(r"\1", _TAGS_AFTER.sub("", line)).split())
+        if (
+            not re.search(r"[^\W\d_]", title)
+            or len(title.split()) > MAX_TITLE_WORDS
+            or title.endswith((".", ",", ";", ":", "!"))
+        ):
+            continue
+        if i and _RULE.match(lines[i - 1]):
+            titles[i] = ("rule", title)
+        elif (i == 0 or not lines[i - 1].strip()) and title.isupper() and sum(c.isalpha() for c in title) >= 4:
+            titles[i] = ("capitals", title)
+    return titles
 
 
 def _underlined(
-    lines: list[str], titled: Callable[[list[str], int], bool], render: Callable[[list[str]], list[str]] = list
+    lines: list[str],
+    titled: Callable[[list[str], int], bool],
+    render: Callable[[list[str]], list[str]] = list,
+    alone: dict[int, tuple[str, str]] | None = None,
 ) -> Parsed:
     headings: dict[int, tuple[int, str]] = {}
     for i in range(len(lines) - 1):
@@ -326,9 +363,12 @@ def _underlined(
         if adorned and len(under) >= len(line) and titled(lines, i):
             headings[i] = (0, line)
     overlined = {i for i in headings if i and _RST_ADORNMENT.match(lines[i - 1])}
+    # A line under a title's underline starts its section's text, however long the underline.
+    alone = {i: kind_title for i, kind_title in (alone or {}).items() if i - 2 not in headings}
+    headings |= {i: (0, title) for i, (_kind, title) in alone.items()}
 
     def adornment(i: int) -> tuple[str, bool]:  # its underline's character, and an overline or none
-        return lines[i + 1].strip()[0], i in overlined
+        return (alone[i][0], False) if i in alone else (lines[i + 1].strip()[0], i in overlined)
 
     # The first title is the document's where no other is adorned alike (as docutils takes
     # it): a FAQ's "1. Background" titled "2. Compiling ..." and every section after it.
@@ -337,7 +377,9 @@ def _underlined(
     title = headings[first][1] if lone else ""
     # A section title and its adornments title the section's passages; in their text they
     # ran into its first sentence ("Holiday ======= The office closes ...").
-    drawn = {*headings, *(i + 1 for i in headings), *(i - 1 for i in overlined)}
+    underlined = [i for i in headings if i not in alone]
+    ruled = {i - 1 for i, (kind, _title) in alone.items() if kind == "rule"}
+    drawn = {*headings, *(i + 1 for i in underlined), *(i - 1 for i in overlined), *ruled}
     shown = render(["" if i in drawn else line for i, line in enumerate(lines)])
     return Parsed(title, _under_headings(shown, 0, headings, _item_lines_wrapped(shown, 0, lazy=False)), "line")
 
@@ -350,6 +392,10 @@ _INVISIBLE = ["script", "style", "noscript", "template", "head", "svg", "iframe"
 _CHROME = ["nav", "button", "select", "textarea", "input"]
 _CHROME_ROLES = ["navigation", "menu", "menubar", "search", "dialog", "toolbar"]
 _NOT_DRAWN = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+# An overlay a page opens on demand, hidden by its stylesheet until then: newer mdBook pages
+# carry a "mdbook-help-popup" of keyboard shortcuts ("Press S or / to search in the book"),
+# a passage of every page of the Rust book and its error index.
+_OVERLAY = re.compile(r"(?:^|[-_\s])(?:popup|modal)(?:$|[-_\s])", re.IGNORECASE)
 _HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 # Elements a page draws on lines of their own; the rest (a, code, em, span) flow in the
 # line. Each text piece was a line before, and "called <code>rustdoc</code>. Its job" was
@@ -385,7 +431,9 @@ def html(text: str) -> Parsed:
         pre.insert(0, opening)
         pre.append(closing)
         fences |= {id(opening), id(closing)}
-    lines: list[list] = []  # [source line, text, heading], the last one open while its block goes on
+    # [source line, text, heading, wrapped], the last one open while its block goes on;
+    # wrapped: a source line of a paragraph's text, which the page draws as one line with it.
+    lines: list[list] = []
     heading, line, owner, is_open = "", 1, None, False
     for node in soup.descendants:
         if isinstance(node, Tag):
@@ -402,7 +450,7 @@ def html(text: str) -> Parsed:
                 line += node.count("\n")
                 continue
             if id(node) in fences:
-                lines.append([line, str(node), heading])
+                lines.append([line, str(node), heading, False])
                 is_open = False
                 continue
             block = node.find_parent(_BLOCKS)
@@ -415,20 +463,30 @@ def html(text: str) -> Parsed:
                 if offset == 0 and is_open:
                     lines[-1][1] += part
                 else:
-                    lines.append([line + offset, part, heading])
+                    lines.append([line + offset, part, heading, offset > 0 and not node.find_parent("pre")])
                 is_open = True
             line += node.count("\n")
-    blocks = [Block(" ".join(text.split()), n, heading=h) for n, text, h in lines]
+    blocks: list[Block] = []
+    for n, text, h, wrapped in lines:
+        text = " ".join(text.split())
+        # A source line that a piece of code opens is no list item: "<code>*</code> dereference
+        # operator" was quoted as the item "• dereference operator" (the Rust book).
+        if wrapped and blocks and _LIST_ITEM.match(text):
+            blocks[-1] = Block(f"{blocks[-1].text} {text}".lstrip(), blocks[-1].number, heading=h)
+        else:
+            blocks.append(Block(text, n, heading=h))
     return Parsed(title, [block for block in blocks if block.text], "line")
 
 
 def _leave_out_chrome(soup) -> None:
-    """Remove what a page does not show (scripts, hidden elements) and its controls, menus
-    and navigation."""
+    """Remove what a page does not show (scripts, hidden elements, overlays) and its
+    controls, menus and navigation."""
     hidden = [
         *soup.find_all(attrs={"hidden": True}),
         *soup.find_all(attrs={"aria-hidden": "true"}),
         *soup.find_all(style=_NOT_DRAWN),
+        *soup.find_all(id=_OVERLAY),
+        *soup.find_all(class_=_OVERLAY),
     ]
     for tag in [*soup.find_all(_INVISIBLE + _CHROME), *hidden, *soup.find_all(role=_CHROME_ROLES)]:
         tag.decompose()
