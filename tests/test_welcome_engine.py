@@ -64,13 +64,17 @@ def test_examples_come_from_each_subfolder_first_and_not_twice_but_for_numbers()
         ("Git 2.37 Release Notes › Updates since Git 2.36", "/d/relnotes/2.37.0.txt", 19),
         ("Git-jump › Usage", "/d/contrib/git-jump.txt", 3),
         ("Team conventions › Branches", "/d/conventions.docx", 2),
+        ("E0382 - Error codes index › Error code E0382", "/d/errors/E0382.html", 7),
+        ("E0277 - Error codes index › Error code E0277", "/d/errors/E0277.html", 5),
     ]
-    assert example_questions(headings, 3) == [
+    assert example_questions(headings, 4) == [
         "What does Git 2.36 Release Notes say about fixes since v2.35?",
+        "What do the documents say about Error code E0382?",
         "What does Git-jump say about usage?",
         "What does Team conventions say about branches?",
     ]
-    assert example_questions(headings, 4)[3] == "What does Git 2.35 Release Notes say about Updates since Git 2.34?"
+    # Codes tell apart no more than numbers: the second error page only after every other shape.
+    assert example_questions(headings, 5)[4] == "What does Git 2.35 Release Notes say about Updates since Git 2.34?"
 
 
 def test_examples_skip_a_template_heading_and_a_long_file_without_headings():
