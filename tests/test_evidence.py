@@ -664,6 +664,10 @@ def test_an_answer_about_a_name_no_passage_read_mentions_is_unsupported():
     # a word of "node.js"; "U.S." without its dots; a possessive's owner
     assert unmentioned("Do Node and the US use McDonald's data?", "Node and the US use McDonald's", read) == []
     assert unmentioned("Is it in Trust?", "Trust has it", ["Rust is a language."]) == ["trust"]
+    # A name joined by hyphens, as written or as a passage may write it apart.
+    plugins = ["Copy the plugin file to the plugin directory."]
+    assert unmentioned("How do I install plugins with vim-plug?", "With vim-plug, copy it", plugins) == ["vim-plug"]
+    assert unmentioned("Can I make it read-only?", "Yes, read-only", ["Open it read only."]) == []
     final = replace(final_with("config.toml, the Rust file"), question="Which file holds the Rust settings?")
     assert weakness(final) is Weakness.UNSUPPORTED  # no passage of FOLDER says Rust
     assert weakness(replace(final, answer="config.toml")) is None

@@ -110,6 +110,10 @@ def test_a_full_stop_in_a_code_span_ends_nothing():
     from iterretgen_tui.engine.loop.prompts import answer_end, stated_answer
 
     assert answer_end("So the answer is `~/.") is None
+    # Bare, a path streams as "~/." then "vimrc": the stop after a symbol waits too.
+    assert answer_end("So the answer is ~/.") is None
+    assert answer_end("So the answer is ~/.vimrc.") is not None
+    assert answer_end('So the answer is "vimdiff".') is not None
     whole = "So the answer is `~/.npm`."
     assert answer_end(whole) == len(whole)
     assert stated_answer(whole[: answer_end(whole)]) == "~/.npm"

@@ -410,13 +410,17 @@ def _clean(answer: str) -> str:
     return text
 
 
+_CLOSING = ")]}\"'`*”’"  # a mark a sentence's full stop may follow
+
+
 def answer_end(output: str, kind: str = FACTOID) -> int | None:
     """Where the stated answer's sentence or line ends in ``output``, once it is there in
     full: generation can stop there (small models otherwise ramble or repeat themselves up
     to the token limit), and the draft ends there. None before that, and always for an
-    open question, whose answer is the whole reply. A stop after a digit at the end of the
-    text so far waits for the next token: it may be a decimal point ("4." of "4.23", which
-    once stopped the answer at "4"), and so does one inside a `code span`."""
+    open question, whose answer is the whole reply. A stop after a digit or a symbol at the
+    end of the text so far waits for the next token: it may be a decimal point ("4." of
+    "4.23", which once stopped the answer at "4") or a path's ("~/." of "~/.vimrc"), and
+    so does one inside a `code span`."""
     if kind == OPEN:
         return None
     start = _answer_start(output)
@@ -429,10 +433,14 @@ def answer_end(output: str, kind: str = FACTOID) -> int | None:
     if not line.strip():
         return None
     stop = _SENTENCE_END.search(line)  # stop.start(): just after the full stop
-    # At the end of the text so far, a stop may go on: a decimal point after a digit, or a
-    # code span's "`~/." (of "`~/.npm`", once cut to "~/"). A backtick never closed cannot
-    # hold back a stop that a space follows.
-    goes_on = stop and stop.start() == len(line) and (line[stop.start() - 2].isdigit() or line.count("`") % 2)
+    # At the end of the text so far, a stop may go on: one after anything but a letter or a
+    # closing mark (a decimal point after a digit; "~/." of "~/.vimrc", once cut to "~/"),
+    # or inside a code span ("`~/." of "`~/.npm`"). A backtick never closed cannot hold
+    # back a stop that a space follows.
+    before = line[stop.start() - 2] if stop else ""
+    goes_on = (
+        stop and stop.start() == len(line) and (not (before.isalpha() or before in _CLOSING) or line.count("`") % 2)
+    )
     if stop and not goes_on:
         return start + stop.start()
     return start + len(line) if newline else None

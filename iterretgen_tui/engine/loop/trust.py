@@ -121,15 +121,32 @@ def unread_code(answer: str, texts: list[str]) -> set[str]:
 
 
 def unmentioned(question: str, answer: str, passages_text: list[str]) -> list[str]:
-    """The names the question asks about (its capitalised words past a sentence's first)
-    that the answer states and no passage read mentions as a word, as written or with
-    its dots left out ("US" in "U.S."): asked which Rust compilers CMake supports, over
-    CMake's docs that never say Rust, the 1.5B answered "Rust compiler versions 3.19 or
-    later" from a sentence on version ranges."""
+    """The names the question asks about (its capitalised words past a sentence's first,
+    and its words joined by a hyphen: a tool's, a package's) that the answer states and no
+    passage read mentions as a word, as written, with its dots left out ("US" in "U.S.")
+    or its hyphens read as a space or nothing ("read only", "readonly"): asked which Rust
+    compilers CMake supports, over CMake's docs that never say Rust, the 1.5B answered
+    "Rust compiler versions 3.19 or later" from a sentence on version ranges; asked how
+    to install plugins with vim-plug over Vim's manual, "with vim-plug by copying the
+    plugin file to the right directory"."""
     read = "\n".join(passages_text).lower()
     stated, texts = answer.lower(), (read, read.replace(".", ""))
-    names = sorted({re.sub(r"'s$", "", name).lower() for name in named(TOKEN.findall(question))})
-    return [name for name in names if _says(stated, name) and not any(_says(text, name) for text in texts)]
+    tokens = TOKEN.findall(question)
+    joined = [token for token in tokens if _HYPHENATED.fullmatch(token)]
+    names = sorted({re.sub(r"'s$", "", name).lower() for name in [*named(tokens), *joined]})
+    return [
+        name
+        for name in names
+        if _says(stated, name) and not any(_says(text, form) for text in texts for form in _forms(name))
+    ]
+
+
+_HYPHENATED = re.compile(r"[^\W\d_]\w*(?:-\w+)+")  # "vim-plug", "x86_64-pc-solaris"; no date
+
+
+def _forms(name: str) -> set[str]:
+    """A name as a passage may write it: as it is, or its hyphens a space or nothing."""
+    return {name, name.replace("-", " "), name.replace("-", "")}
 
 
 def _says(text: str, word: str) -> bool:
