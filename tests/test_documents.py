@@ -362,6 +362,16 @@ def test_a_vim_help_file_reads_as_vim_shows_it(tmp_path):
     assert "To undo, see |undo-commands|: >" in chunk.text.split("\n")
 
 
+def test_lines_are_numbered_as_an_editor_numbers_them():
+    # A form feed (a page break of the GPL's or a ChangeLog's) is no line end; "\r\n" and "\r" are.
+    for read in (formats.plain, formats.text_file, formats.markdown, formats.rst):
+        blocks = read("Page one.\n\x0c\nPage two.\r\nThree.\rFour.\n").blocks
+        assert [(b.number, b.text) for b in blocks if b.text.strip()] == [
+            *((1, "Page one."), (3, "Page two.")),
+            *((4, "Three."), (5, "Four.")),
+        ]
+
+
 def test_only_a_lone_top_title_titles_the_document(tmp_path):
     # A FAQ's sections adorned alike are siblings: the first titles none of the others.
     faq = tmp_path / "FAQ.txt"

@@ -57,8 +57,16 @@ class Parsed:
     unit: str  # what Block.number counts: "line" or "paragraph"
 
 
+def source_lines(text: str) -> list[str]:
+    """The text's lines as an editor numbers them, split at line ends alone ("\\n", "\\r\\n",
+    "\\r"). str.splitlines also splits at a form feed: the LGPL's page breaks put its "NO
+    WARRANTY" at line 443, which an editor shows at 435."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
+
+
 def plain(text: str) -> Parsed:
-    return Parsed("", [Block(line, n) for n, line in enumerate(text.splitlines(), 1)], "line")
+    return Parsed("", [Block(line, n) for n, line in enumerate(source_lines(text), 1)], "line")
 
 
 # -- Markdown ------------------------------------------------------------------------------
@@ -99,7 +107,7 @@ _FIGURES = re.compile(r"""^[ \t]*(?:\[?!\[[^\]]*\]\([^)\s]*(?:\s+"[^"]*")?\)(?:\
 
 
 def markdown(text: str) -> Parsed:
-    lines = text.splitlines()
+    lines = source_lines(text)
     title, start = _front_matter_title(lines)
     lines[start:] = _rendered(lines[start:])
     headings: dict[int, tuple[int, str]] = {}  # line index -> (level, heading text)
@@ -299,7 +307,7 @@ _RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+<>:._])\1+\s*$")
 def rst(text: str) -> Parsed:
     """Section titles are lines underlined (optionally overlined) by a punctuation run;
     directives and roles read as Sphinx shows them (restructuredtext.py)."""
-    return _underlined(text.splitlines(), lambda lines, i: True, restructuredtext.shown)
+    return _underlined(source_lines(text), lambda lines, i: True, restructuredtext.shown)
 
 
 def text_file(text: str) -> Parsed:
@@ -315,7 +323,7 @@ def text_file(text: str) -> Parsed:
         starts = not above.strip() or bool(_RST_ADORNMENT.match(above))
         return starts and not lines[i].rstrip().endswith((".", ",", ";", ":"))
 
-    lines = text.splitlines()
+    lines = source_lines(text)
     return _underlined(lines, titled, vimhelp.shown if vimhelp.is_help(lines) else list, _titles_alone(lines))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .formats import Block, Parsed
+from .formats import Block, Parsed, source_lines
 
 MAX_WRAPPED = 4  # lines an argument may run on past its command's
 _BRACED = r"\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}"  # an argument, braces nested twice
@@ -38,7 +38,7 @@ _QUOTES = (("``", "“"), ("''", "”"), ("---", "—"), ("--", "–"))
 
 
 def latex(text: str) -> Parsed:
-    written = text.splitlines()
+    written = source_lines(text)
     lines = [_COMMENT.sub("", line) for line in written]
     body_start = next((i + 1 for i, line in enumerate(lines) if "\\begin{document}" in line), 0)
     body_end = next((i for i, line in enumerate(lines) if "\\end{document}" in line), len(lines))
