@@ -343,7 +343,8 @@ def test_a_text_file_titles_a_line_alone_after_a_rule_or_in_capitals(tmp_path):
 
 def test_a_vim_help_file_reads_as_vim_shows_it(tmp_path):
     # Its modeline makes it one: an example after ">" is fenced and closed by "<", a link
-    # is its name, a tag and a highlight's "~" show nothing.
+    # is its name and so is a tag that starts a line; a tag beside the text and a
+    # highlight's "~" show nothing.
     help_text = (
         "*undo.txt*\tFor Vim version 9.0.\n\nTo undo, see |undo-commands|: >\n\tu\n\tCTRL-R\n"
         "<Then the text is back.\t\t\t*undo-back*\n\nthe tree ~\n\nGo on: >\n\n\t:later 1f\n\n"
@@ -353,7 +354,7 @@ def test_a_vim_help_file_reads_as_vim_shows_it(tmp_path):
     path.write_text(help_text)
     [chunk] = documents.passages(path, path.read_bytes(), ChunkOptions(100, 0))
     assert chunk.text.split("\n") == [
-        *("For Vim version 9.0.", "To undo, see undo-commands:", "```", "u", "CTRL-R", "```"),
+        *("undo.txt For Vim version 9.0.", "To undo, see undo-commands:", "```", "u", "CTRL-R", "```"),
         *("Then the text is back.", "the tree", "Go on:", "```", ":later 1f", "```", "The end."),
     ]
     # Without the modeline, a text file's marks are its text.

@@ -328,9 +328,6 @@ def text_file(text: str) -> Parsed:
 
 
 _RULE = re.compile(r"^([=\-*_#~])\1{19,}\s*$")  # a rule across the page, not an underline's length
-# Vim's help marks a title's tags in stars and sets them apart: "*05.1*	The vimrc file	*vimrc-intro*".
-_TAGS_AFTER = re.compile(r"(?:\s+\*[^*\s]+\*)+\s*$")
-_TAG_FIRST = re.compile(r"^\*([^*\s]+)\*")
 MAX_TITLE_WORDS = 10
 
 
@@ -343,7 +340,7 @@ def _titles_alone(lines: list[str]) -> dict[int, tuple[str, str]]:
         below = lines[i + 1] if i + 1 < len(lines) else ""
         if not line.strip() or below.strip() or _RST_ADORNMENT.match(line) or line[:1].isspace():
             continue
-        title = " ".join(_TAG_FIRST.sub(r"\1", _TAGS_AFTER.sub("", line)).split())
+        title = " ".join(vimhelp.untagged(line).split())  # "*05.1*	The vimrc file	*vimrc-intro*"
         if (
             not re.search(r"[^\W\d_]", title)
             or len(title.split()) > MAX_TITLE_WORDS

@@ -5,7 +5,8 @@ ending in ">" opens an example (its indented lines, closed by a line starting wi
 "|name|" links to a tag, "*name*" defines one, and " ~" ends a highlighted line. Read as
 written, the reader quoted "You can see a list of files by typing the command > :oldfiles
 < 1: ~/.viminfo ~". Here an example is fenced with ``` as in Markdown, a link is its name,
-and tags, the marks and the modeline show nothing.
+a tag beside the text (an anchor at the right margin), the marks and the modeline show
+nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ FENCE = "```"
 _MODELINE = re.compile(r"(?:^|\s)vim?:.*\b(?:ft|filetype)=help\b")
 _EXAMPLE = re.compile(r"(?:^|\s)>(?:[a-z]+)?\s*$")  # ">" or, in newer files, ">vim"
 _LINK = re.compile(r"(?<![|\w])\|([^\s|]+)\|(?![|\w])")
-_TAG = re.compile(r"(?:^|\s)\*[^\s*|]+\*(?=\s|$)")
+# A tag beside the text (mostly at the right margin: "The vimrc file	*vimrc-intro*") is an
+# anchor for links; one that starts a line is its name ("*05.1*	The vimrc file").
+_TAG_BESIDE = re.compile(r"(?<=\s)\*[^\s*|]+\*(?=\s|$)")
+_TAG_FIRST = re.compile(r"^\*([^\s*|]+)\*")
 _HIGHLIGHT = re.compile(r"\s~\s*$|^~\s*$")
 
 
@@ -58,7 +62,12 @@ def shown(lines: list[str]) -> list[str]:
     return [line if n in code else _prose(line) for n, line in enumerate(out)]
 
 
+def untagged(line: str) -> str:
+    """A line without the tags beside its text, and a tag that starts it as its name."""
+    return _TAG_FIRST.sub(r"\1", _TAG_BESIDE.sub("", line))
+
+
 def _prose(line: str) -> str:
     if _MODELINE.search(line):
         return ""
-    return _LINK.sub(r"\1", _TAG.sub("", _HIGHLIGHT.sub("", line)))
+    return _LINK.sub(r"\1", untagged(_HIGHLIGHT.sub("", line)))
