@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-FENCE = "```"
+from .restructuredtext import FENCE
+
 # The modeline that makes a text file a help file ("vim:tw=78:ts=8:noet:ft=help:norl:").
 _MODELINE = re.compile(r"(?:^|\s)vim?:.*\b(?:ft|filetype)=help\b")
 _EXAMPLE = re.compile(r"(?:^|\s)>(?:[a-z]+)?\s*$")  # ">" or, in newer files, ">vim"
@@ -37,7 +38,7 @@ def shown(lines: list[str]) -> list[str]:
     code: set[int] = set()
     i = 0
     while i < len(lines):
-        if not _EXAMPLE.search(lines[i]) or _MODELINE.search(lines[i]):
+        if not _EXAMPLE.search(lines[i]):
             i += 1
             continue
         lead = _EXAMPLE.sub("", out[i]).rstrip()  # a closing "<" line may open the next example
