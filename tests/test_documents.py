@@ -385,6 +385,12 @@ def test_only_a_lone_top_title_titles_the_document(tmp_path):
     chunks = documents.passages(readme, readme.read_bytes(), ChunkOptions(100, 0))
     assert [c.heading for c in chunks] == ["If", "If › Synopsis"]
     assert documents.read_as_markup(readme)
+    # Nor is a version's digits a suffix: a licence named with its version is prose too.
+    licence = tmp_path / "MPL-2.0"
+    licence.write_text("Public License\n==============\n\n1. Definitions\n--------------\nWords.\n")
+    chunks = documents.passages(licence, licence.read_bytes(), ChunkOptions(100, 0))
+    assert [c.heading for c in chunks] == ["Public License › 1. Definitions"]
+    assert documents.read_as_markup(licence)
     # Markdown: of two top-level headings, neither titles the file.
     notes = tmp_path / "notes.md"
     notes.write_text("# Monday\nRain.\n# Tuesday\nSun.\n")

@@ -245,11 +245,19 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=20).hexdigest()
 
 
+def format_suffix(path: Path) -> str:
+    """The suffix that names the file's format, in lower case; none for a version's digits:
+    "MPL-2.0", "LGPL-2.1" and "Apache-2.0" are licences in prose, titled as a README is,
+    and were read as lines of unknown text."""
+    suffix = path.suffix.lower()
+    return "" if suffix[1:].isdigit() else suffix
+
+
 def read_as_markup(path: Path) -> bool:
     """Whether a reader of marked-up structure (headings, markup) reads the file:
     Markdown, reStructuredText, prose text (a file without a suffix too), HTML, LaTeX,
     Jupyter notebooks, Word, EPUB, OpenDocument, and any gzip-compressed file."""
-    suffix = path.suffix.lower()
+    suffix = format_suffix(path)
     return suffix in _MARKUP or suffix in _CONTAINERS or suffix == ".gz"  # gzip files were skipped before
 
 
@@ -266,7 +274,7 @@ def passages(
     compressed = path.suffix.lower() == ".gz"
     if compressed:  # read as the file it holds: "notes.md.gz" as "notes.md"
         path = path.with_suffix("")
-    suffix = path.suffix.lower()
+    suffix = format_suffix(path)
     if suffix in _NOT_READ:  # ".tar.gz" too, before it is inflated
         raise SkipFile(f"not a format it reads: {_NOT_READ[suffix]}")
     if compressed:
