@@ -73,7 +73,7 @@ def test_examples_come_from_each_subfolder_first_and_not_twice_but_for_numbers()
         "What does Git-jump say about usage?",
         "What does Team conventions say about branches?",
     ]
-    # Codes tell apart no more than numbers: the second error page only after every other shape.
+    # A code tells apart no more than a number: E0277's page, E0382's but for its code, is not asked.
     assert example_questions(headings, 5)[4] == "What does Git 2.35 Release Notes say about Updates since Git 2.34?"
 
 
