@@ -165,6 +165,12 @@ def document_of(title: str) -> str:
     return title.partition(SECTION)[0]
 
 
+def heading_of(title: str) -> str:
+    """The section's heading in a passage's title ("Setup" of "Guide › Setup"); a title
+    without one is the whole title."""
+    return title.rpartition(SECTION)[2].strip()
+
+
 def _title(document_title: str, heading: str) -> str:
     if heading and document_title and heading != document_title:
         return f"{document_title}{SECTION}{heading}"

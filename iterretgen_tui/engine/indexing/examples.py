@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .chunking import SECTION, document_of
+from .chunking import SECTION, document_of, heading_of
 
 WH_WORDS = {"how", "what", "why", "when", "where", "which", "who"}
 AUXILIARIES = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "should", "will", "would", "to"}
@@ -91,7 +91,7 @@ def example_questions(headings: Sequence[tuple[str, str, int]], n: int = 3) -> l
 
 def _own_heading(title: str) -> str:
     """A section's own heading, without its number: "Guide › 3.1 Setup" -> "Setup"."""
-    return NUMBERING.sub("", title.rpartition(SECTION)[2].strip())
+    return NUMBERING.sub("", heading_of(title))
 
 
 def _template(headings: Sequence[tuple[str, str, int]]) -> set[str]:
@@ -112,7 +112,7 @@ def _shape(question: str) -> str:
 def _topic(title: str, source: str) -> bool:
     """A heading worth asking about: a few words, not the file's name, which the indexer
     falls back to and a PDF's title often is ("invoice-scan" for invoice-scan.pdf)."""
-    heading = title.rpartition(SECTION)[2].strip()
+    heading = heading_of(title)
     words = _own_heading(title).split()
     return (
         bool(words)

@@ -389,13 +389,13 @@ def _also(
     ``floor``."""
     for k in np.argsort(-scores, kind="stable"):
         n, i, sentence = candidates[k]
+        passage = passages[n - 1]
         if sentence in quoted or (n, i) in beside or _ASKS.search(sentence):
             continue
-        if stems(sentence) <= stems(passages[n - 1].title):
+        if stems(sentence) <= stems(passage.title):
             continue
         if scores[k] < floor:
             return None
-        passage = passages[n - 1]
         text, location = _quote(passage, split[n - 1], i, i, around)
         return Quote(text, n, passage.id, passage.source, location, float(scores[k]))
     return None

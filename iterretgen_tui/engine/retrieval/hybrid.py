@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Protocol
 
-from ..indexing.chunking import SECTION
+from ..indexing.chunking import SECTION, heading_of
 from ..loop.answers import stems
 from ..passages import Passage
 
@@ -142,7 +142,7 @@ def _heading_named(title: str, asked: set[str] | None) -> bool:
     Cachegrind"), is among the ``asked`` stems, and it has ``MIN_HEADING_WORDS`` or more."""
     if not asked or SECTION not in title:
         return False
-    heading = {word for word in stems(title.rpartition(SECTION)[2]) if not word.isdigit()}
+    heading = {word for word in stems(heading_of(title)) if not word.isdigit()}
     return len(heading) >= MIN_HEADING_WORDS and heading <= asked
 
 
