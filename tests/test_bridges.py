@@ -98,6 +98,13 @@ def test_no_rest_when_the_answer_is_what_was_asked():
         is None
     )
     assert rest_of_question(QUESTION, "The publisher of The North Star was yes.", "yes") is None
+    # "How much" asks the amount the phrase is: "How much does it $0.02?" is no question.
+    cost = "How much does it cost to store a gigabyte in S3 per month?"
+    assert rest_of_question(cost, "The cost to store a gigabyte in S3 per month is $0.02.", "$0.02") is None
+    founder = "The founder of Apple was Steve Jobs."
+    assert rest_of_question("How many children did the founder of Apple have?", founder, "Steve Jobs") == (
+        "How many children did Steve Jobs have?"
+    )
 
 
 def test_the_rest_is_asked_afresh_and_its_answer_kept_only_when_it_is_a_new_one():

@@ -35,6 +35,10 @@ _LEADING_ARTICLES = frozenset({"the", "a", "an"})
 # the Eiffel Tower born?"); "Who is the builder ...?" asks for the phrase itself.
 _ASKS_OF = frozenset({"where", "when", "why", "how"})
 _SKIPPED = 1  # words of the question's phrase the draft may leave out
+# "How much" and "how many" ask for an amount, as "how" alone asks for a way: they say
+# nothing of the phrase after them ("How much does it cost to store a gigabyte?" is not
+# "How much does it $0.02?" for a draft "The cost to store a gigabyte is $0.02.").
+_AMOUNTS = frozenset({"much", "many"})
 # A phrase the draft cut short of the question's: a clause goes on after it ("the film
 # that has a score composed by ...").
 _CLAUSE = frozenset({"that", "who", "whom", "whose", "which", "where", "when"})
@@ -83,7 +87,11 @@ def _inner_span(question: str, phrase: str) -> tuple[int, int] | None:
     if len(wanted) < 2:
         return None
     words = _words(question)
-    content = [k for k, (*_, n) in enumerate(words) if _is_content(n)]
+    content = [
+        k
+        for k, (*_, word, n) in enumerate(words)
+        if _is_content(n) and not (word in _AMOUNTS and k and words[k - 1][2] == "how")
+    ]
     normal = [words[k][3] for k in content]
     for at in range(len(content)):
         ends = _in_order(normal, at, wanted)
