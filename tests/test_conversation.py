@@ -104,6 +104,9 @@ def test_a_rewrite_that_answers_or_loops_is_not_taken():
     )
     assert read_question(FOLLOW_UP, TURNS, generator, threading.Event()).searched == FOLLOW_UP
     assert clean_rewrite('Question: "Where was Gustave Eiffel born?"\nmore') == REWRITE
+    assert clean_rewrite("By the way, where was Gustave Eiffel born?") == REWRITE
+    assert clean_rewrite("And where was Gustave Eiffel born?") == REWRITE
+    assert clean_rewrite("Andorra's capital?") == "Andorra's capital?"
 
 
 def test_the_second_one_of_a_listed_answer_is_named_without_the_reader():

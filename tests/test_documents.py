@@ -304,33 +304,6 @@ def test_rst_sections(folder):
     assert [c.text for c in chunks] == ["Intro text.", "A bumblebee installs it."]
 
 
-def test_a_strong_paragraph_alone_titles_what_follows(tmp_path):
-    # AWS's command examples title each example so; it titles a part, never the document.
-    examples = tmp_path / "sync.rst"
-    examples.write_text(
-        "**Example 1: Sync a folder to a bucket**\n\nThe ``sync`` command uploads files::\n\n    aws s3 sync . s3://b\n\n"
-        "**Example 2: Delete what is gone**\n\nWith ``--delete``, files not in the folder are deleted.\n\n"
-        "**Deleted files cannot be brought back.**\n\nA strong sentence is emphasis.\n"
-        "  **Indented**\n\nNo title either.\n"
-    )
-    chunks = documents.passages(examples, examples.read_bytes(), ChunkOptions(100, 0))
-    assert [c.heading for c in chunks] == ["Example 1: Sync a folder to a bucket", "Example 2: Delete what is gone"]
-    # Not glued to the sentence after it.
-    assert chunks[1].text.startswith("With `--delete`, files")
-    assert "Deleted files cannot be brought back." in chunks[1].text
-    # Markdown: a list may follow it at once; in a code block it is code, and run into a
-    # paragraph it is no title.
-    readme = tmp_path / "README.md"
-    readme.write_text(
-        "# Client\n\nIntro.\n\n**Options**\n- `maxSize` - the most to read\n\n```\n\n**not a title**\n\n```\n\n"
-        "Text above.\n**Glued** to it.\n"
-    )
-    chunks = documents.passages(readme, readme.read_bytes(), ChunkOptions(100, 0))
-    assert [c.heading for c in chunks] == ["Client", "Client › Options"]
-    assert chunks[1].text.startswith("- `maxSize` - the most to read")
-    assert "**not a title**" in chunks[1].text
-
-
 def test_an_rst_files_metadata_is_not_shown_and_its_title_titles_it(tmp_path):
     # Sphinx shows no field list that comes before any other markup; the AWS CLI titles its topics there.
     topic = tmp_path / "return-codes.rst"
@@ -340,10 +313,10 @@ def test_an_rst_files_metadata_is_not_shown_and_its_title_titles_it(tmp_path):
     [chunk] = documents.passages(topic, topic.read_bytes(), ChunkOptions(100, 0))
     assert (chunk.heading, chunk.location) == ("AWS CLI Return Codes", "lines 5-7")
     assert chunk.text == "The codes:\n* `1` -- a transfer failed."
-    # A section title titles the document before it; a field list later on is text.
-    topic.write_text(":title: Codes\n\nReturn codes\n============\n\n:Default: 0\n")
+    # Its first section title is then a section's; a field list later on is text.
+    topic.write_text(":title: AWS CLI Codes\n\nReturn codes\n============\n\n:Default: 0\n")
     [chunk] = documents.passages(topic, topic.read_bytes(), ChunkOptions(100, 0))
-    assert (chunk.heading, chunk.text) == ("Return codes", ":Default: 0")
+    assert (chunk.heading, chunk.text) == ("AWS CLI Codes › Return codes", ":Default: 0")
 
 
 def test_a_text_file_titles_underlined_sections(tmp_path):

@@ -109,7 +109,6 @@ _FIGURES = re.compile(r"""^[ \t]*(?:\[?!\[[^\]]*\]\([^)\s]*(?:\s+"[^"]*")?\)(?:\
 def markdown(text: str) -> Parsed:
     lines = source_lines(text)
     title, start = _front_matter_title(lines)
-    strong = _strong_titles(lines, _BLOCK_START)
     lines[start:] = _rendered(lines[start:])
     headings: dict[int, tuple[int, str]] = {}  # line index -> (level, heading text)
     fenced = False
@@ -125,38 +124,11 @@ def markdown(text: str) -> Parsed:
         elif i + 1 < len(lines) and line.strip() and _SETEXT.match(lines[i + 1]):
             # `---` under a paragraph line is a level-2 heading, not a rule.
             headings[i] = (1 if lines[i + 1].strip()[0] == "=" else 2, line.strip())
-        elif i in strong:
-            headings[i], lines[i] = (STRONG_LEVEL, strong[i]), ""
     if not title:
         # The one top-level heading is the document's title; of several, none is.
         tops = [h for level, h in headings.values() if level == 1]
         title = tops[0] if len(tops) == 1 else ""
     return Parsed(title, _under_headings(lines, start, headings, _item_lines_wrapped(lines, start, lazy=True)), "line")
-
-
-# A paragraph that is one strong span alone ("**Example 2: Sync a bucket to another**",
-# "**`RetryContext`**") is shown as a heading and titles what follows: READMEs and AWS's
-# command examples title their parts so. Left in the text, it ran into the sentence after it.
-_STRONG_LINE = re.compile(r"^\*\*(?=\S)((?:(?!\*\*).)+?)(?<=\S)\*\*:?\s*$")
-MAX_STRONG_TITLE_WORDS = 20  # a longer strong paragraph is emphasis, not a title
-STRONG_LEVEL = 7  # below every Markdown heading: titles a part, never the document
-
-
-def _strong_titles(lines: list[str], interrupts: re.Pattern | None = None) -> dict[int, str]:
-    """By line index, the titles of strong paragraphs alone: not indented, a blank line
-    above and below (or a block that ``interrupts`` a paragraph: a list under "**Options**"),
-    ending in no full stop, comma, semicolon or "!" (a strong sentence is emphasis)."""
-    titles = {}
-    for i, line in enumerate(lines):
-        found = None if line[:1].isspace() else _STRONG_LINE.match(line)
-        above = lines[i - 1] if i else ""
-        below = lines[i + 1] if i + 1 < len(lines) else ""
-        if not found or above.strip() or (below.strip() and not (interrupts and interrupts.match(below))):
-            continue
-        title = found[1].rstrip(":").strip()
-        if title and not title.endswith((".", ",", ";", "!")) and len(title.split()) <= MAX_STRONG_TITLE_WORDS:
-            titles[i] = title
-    return titles
 
 
 def _item_lines_wrapped(lines: list[str], start: int, *, lazy: bool) -> set[int]:
@@ -338,9 +310,8 @@ def rst(text: str) -> Parsed:
     lines = source_lines(text)
     title, start = _file_metadata(lines)
     lines[:start] = [""] * start
-    strong = {i: (STRONG, restructuredtext.inline(title)) for i, title in _strong_titles(lines).items()}
-    parsed = _underlined(lines, lambda lines, i: True, restructuredtext.shown, strong)
-    return parsed if parsed.title or not title else replace(parsed, title=title)
+    parsed = _underlined(lines, lambda lines, i: True, restructuredtext.shown)
+    return replace(parsed, title=title) if title else parsed
 
 
 _FIELD = re.compile(r"^:(\w[\w -]*):(?:\s+(.*))?$")  # ":title: AWS CLI Return Codes", not ":ref:`x`"
@@ -349,8 +320,8 @@ _FIELD = re.compile(r"^:(\w[\w -]*):(?:\s+(.*))?$")  # ":title: AWS CLI Return C
 def _file_metadata(lines: list[str]) -> tuple[str, int]:
     """A field list before any other markup is the file's metadata, which Sphinx shows
     none of (quoted, ":title: AWS CLI Return Codes :description: ..." ran into the first
-    sentence); its `:title:` (the AWS CLI's topics, Pelican's pages) titles the document
-    where no section title does. The title and the first line after the list."""
+    sentence); its `:title:` (the AWS CLI's topics, Pelican's pages) titles the document,
+    its first section title then a section's. The title and the first line after the list."""
     title, end = "", 0
     for i, line in enumerate(lines):
         field = _FIELD.match(line)
@@ -379,7 +350,6 @@ def text_file(text: str) -> Parsed:
     return _underlined(lines, titled, vimhelp.shown if vimhelp.is_help(lines) else list, _titles_alone(lines))
 
 
-STRONG = "strong"  # the kind of a strong paragraph's title, which titles a part, never the document
 _RULE = re.compile(r"^([=\-*_#~])\1{19,}\s*$")  # a rule across the page, not an underline's length
 MAX_TITLE_WORDS = 10
 # A note's first line alone ("My S3 notes") titles it, where it is words (one of three
@@ -440,11 +410,7 @@ def _underlined(
     # The first title is the document's where no other is adorned alike (as docutils takes
     # it): a FAQ's "1. Background" titled "2. Compiling ..." and every section after it.
     first = min(headings, default=None)
-    lone = (
-        first is not None
-        and adornment(first)[0] != STRONG
-        and [adornment(i) for i in headings].count(adornment(first)) == 1
-    )
+    lone = first is not None and [adornment(i) for i in headings].count(adornment(first)) == 1
     title = headings[first][1] if lone else ""
     # A section title and its adornments title the section's passages; in their text they
     # ran into its first sentence ("Holiday ======= The office closes ...").

@@ -107,11 +107,11 @@ def _inline_all(lines: list[str], code: set[int]) -> list[str]:
         if not prose[n]:
             out.append(lines[n])
         elif lines[n].count("`") % 2 and n + 1 < len(lines) and prose[n + 1]:
-            first, *rest = inline(lines[n] + "\n" + lines[n + 1]).split("\n")
+            first, *rest = _inline(lines[n] + "\n" + lines[n + 1]).split("\n")
             out += [first, " ".join(rest)]
             n += 1
         else:
-            out.append(inline(lines[n]))
+            out.append(_inline(lines[n]))
         n += 1
     return out
 
@@ -165,8 +165,7 @@ def indentation(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def inline(line: str) -> str:
-    """A line's roles, literals, links and strong emphasis as Sphinx shows them."""
+def _inline(line: str) -> str:
     if "`" not in line and "**" not in line:
         return line
     line = _LITERAL.sub(r"`\1`", line)

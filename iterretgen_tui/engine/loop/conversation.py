@@ -174,15 +174,21 @@ def next_rewrite(turns: Sequence[Turn]) -> list[Message]:
 
 
 _LABEL = re.compile(r"^\W*(?:rewritten|standalone|last)?\s*question\s*:\s*", re.IGNORECASE)
+# Words that tie a question to the talk before it, which a question standing alone has no
+# use for: "By the way, what exit code does the AWS CLI return ...?" was shown as read, and
+# the answer began "By the way, the AWS CLI returns ...".
+_TIE = re.compile(r"^(?:(?:by the way|btw|also|oh|ok|okay|well),\s*|and\s+)(?=\w)", re.IGNORECASE)
 
 
 def clean_rewrite(reply: str) -> str:
-    """The reply's first line, without a "Question:" label or quotes around it."""
+    """The reply's first line, without a "Question:" label, quotes around it, or a word
+    that ties it to the talk before it ("By the way, ...", "And ...")."""
     line = reply.strip().split("\n", 1)[0].strip()
     line = _LABEL.sub("", line).strip()
     if len(line) > 1 and line[0] == line[-1] and line[0] in "\"'`":
         line = line[1:-1].strip()
-    return line
+    untied = _TIE.sub("", line)
+    return untied[:1].upper() + untied[1:] if untied != line else line
 
 
 def accepted(rewrite: str, question: str, turns: Sequence[Turn]) -> bool:
