@@ -96,6 +96,23 @@ def test_a_first_question_costs_nothing_and_a_change_of_topic_is_read_alone():
 
 def test_a_rewrite_that_answers_or_loops_is_not_taken():
     assert accepted(REWRITE, FOLLOW_UP, TURNS)
+    # A short question may stand for a long phrase of the turn before.
+    setting = (
+        Turn("Which setting controls how many requests the s3 commands run at once?", "max_concurrent_requests"),
+    )
+    long_rewrite = (
+        "What is the default value for the setting that controls how many requests the s3 commands run at once?"
+    )
+    assert accepted(long_rewrite, "What is its default?", setting)
+    # A one-word turn after another is no room for a sentence about it.
+    asteroids = (
+        Turn(
+            "asteroids",
+            "Asteroids are small, rocky objects that orbit the Sun, similar to comets; most are in the belt.",
+        ),
+    )
+    statement = "Meteoroid is a small, rocky object that orbits the Sun, similar to asteroids and comets, most of them in the belt."
+    assert not accepted(statement, "meteoroid", asteroids)
     assert not accepted("", FOLLOW_UP, TURNS)
     assert not accepted("He was born in Dijon, a city famous for its mustard and its wine.", FOLLOW_UP, TURNS)
     assert not accepted("Where was he born? " * 6, FOLLOW_UP, TURNS)
@@ -105,8 +122,8 @@ def test_a_rewrite_that_answers_or_loops_is_not_taken():
     assert read_question(FOLLOW_UP, TURNS, generator, threading.Event()).searched == FOLLOW_UP
     assert clean_rewrite('Question: "Where was Gustave Eiffel born?"\nmore') == REWRITE
     assert clean_rewrite("By the way, where was Gustave Eiffel born?") == REWRITE
-    assert clean_rewrite("And where was Gustave Eiffel born?") == REWRITE
-    assert clean_rewrite("Andorra's capital?") == "Andorra's capital?"
+    assert clean_rewrite("Oh, where was Gustave Eiffel born?") == REWRITE
+    assert clean_rewrite("Ohio's capital?") == "Ohio's capital?"
 
 
 def test_the_second_one_of_a_listed_answer_is_named_without_the_reader():

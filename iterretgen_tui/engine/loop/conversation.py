@@ -33,8 +33,10 @@ from .trust import restates
 TURNS_READ = 2  # earlier turns the rewrite sees: the referent is almost always in the last two
 ANSWER_WORDS = 40  # of each earlier answer: its opening states what it is about
 REWRITE_TOKENS = 48  # a question is one line; a reply that runs on is no question
-# How much longer than the question and what it refers to a rewrite may be: a reply
-# that answers instead of rewriting is far longer.
+# How much longer than the question a rewrite may be, besides the words of the question
+# before it, which it may take in whole ("What is its default?" for "the setting that
+# controls how many requests the s3 commands run at once"): a reply that answers instead
+# of rewriting is far longer.
 MAX_GROWTH = 3.0
 
 # Words that stand for something said before ("How do I reset it?", "that timer", "the
@@ -176,13 +178,14 @@ def next_rewrite(turns: Sequence[Turn]) -> list[Message]:
 _LABEL = re.compile(r"^\W*(?:rewritten|standalone|last)?\s*question\s*:\s*", re.IGNORECASE)
 # Words that tie a question to the talk before it, which a question standing alone has no
 # use for: "By the way, what exit code does the AWS CLI return ...?" was shown as read, and
-# the answer began "By the way, the AWS CLI returns ...".
-_TIE = re.compile(r"^(?:(?:by the way|btw|also|oh|ok|okay|well),\s*|and\s+)(?=\w)", re.IGNORECASE)
+# the answer began "By the way, the AWS CLI returns ...". A leading "And" stays: without
+# it, a follow-up pair's rewrite was answered worse (docs/conversations.md).
+_TIE = re.compile(r"^(?:by the way|btw|also|oh|ok|okay|well),\s*(?=\w)", re.IGNORECASE)
 
 
 def clean_rewrite(reply: str) -> str:
-    """The reply's first line, without a "Question:" label, quotes around it, or a word
-    that ties it to the talk before it ("By the way, ...", "And ...")."""
+    """The reply's first line, without a "Question:" label, quotes around it, or words
+    that tie it to the talk before it ("By the way, ...")."""
     line = reply.strip().split("\n", 1)[0].strip()
     line = _LABEL.sub("", line).strip()
     if len(line) > 1 and line[0] == line[-1] and line[0] in "\"'`":
@@ -192,13 +195,15 @@ def clean_rewrite(reply: str) -> str:
 
 
 def accepted(rewrite: str, question: str, turns: Sequence[Turn]) -> bool:
-    """A rewrite that is a question of about the question's size, built from the words
-    of the question and the turns: no empty reply, no loop, no answer instead."""
+    """A rewrite that is a question of about the question's size with the question before
+    it, built from the words of the question and the turns: no empty reply, no loop, no
+    answer instead."""
     if not content_words(rewrite) or stutters(rewrite) or not keeps_question(rewrite, question):
         return False
     known = content_words(question) | content_words(conversation_text(turns[-TURNS_READ:]))
     new = content_words(rewrite) - known
-    limit = MAX_GROWTH * max(len(question.split()), 6)
+    before = len(turns[-1].question.split()) if turns else 0
+    limit = MAX_GROWTH * max(len(question.split()), 6) + before
     return len(rewrite.split()) <= limit and len(new) <= max(2, len(content_words(rewrite)) // 3)
 
 
