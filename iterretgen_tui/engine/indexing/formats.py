@@ -325,11 +325,14 @@ def _file_metadata(lines: list[str]) -> tuple[str, int]:
     title, end = "", 0
     for i, line in enumerate(lines):
         field = _FIELD.match(line)
-        if field and field[1].lower() == "title":
-            title = (field[2] or "").strip()
-        if not (field or (end and line[:1].isspace() and line.strip()) or (not end and not line.strip())):
-            break
-        end = i + 1 if field or end else 0
+        if field:
+            if field[1].lower() == "title":
+                title = (field[2] or "").strip()
+            end = i + 1
+        elif end and line[:1].isspace() and line.strip():
+            end = i + 1  # a field's value goes on, indented
+        elif end or line.strip():
+            break  # the list ended, or other markup comes first (blank lines before it are skipped)
     return title, end
 
 
