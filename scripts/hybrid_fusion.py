@@ -155,6 +155,9 @@ def measure(dataset, embedder, top_k: int, say) -> dict:
             "vs_no_bonus": differences(rows, no_bonus),
         }
     report["title bonus 0"] = {"mean": _mean(no_bonus), "vs_dense": differences(no_bonus, base)}
+    shipped = retrieval_rows(questions, hybrid.HybridRetriever(dense, lexical), top_k=top_k)
+    no_code = retrieval_rows(questions, hybrid.HybridRetriever(dense, lexical, code_bonus=0.0), top_k=top_k)
+    report["code bonus 0"] = {"mean": _mean(no_code), "shipped vs none": differences(shipped, no_code)}
     for depth in (20, 50, 100):
         for weight in (0.5, 0.6, 0.7, 0.8, 0.9):
             fused = hybrid.HybridRetriever(dense, lexical, depth=depth, dense_weight=weight)

@@ -14,7 +14,8 @@ tests/data/realdocs-LICENSE.txt) and reports, over the questions:
   in them, so each decline is a false one);
 - unsupported: the chat marked the answer unsupported by the passages read (a number
   its evidence's passages do not hold, or no word any passage holds);
-- right_file: the file cited first (the evidence's, else source [1]) holds the key fact;
+- right_file: the file cited first (the evidence's, else source [1]) holds the key fact
+  (the question's "file", or one of its list where a folder holds the text twice);
   right_file_in_sources: any source does;
 - seconds per question (models loaded and folder indexed beforehand), seconds from the
   question to the first stated answer (what the chat shows at once), and the CPU.
@@ -81,6 +82,8 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
     # What the user reads under the answer: one quote, or two on newer code.
     quoted = list(getattr(evidence, "texts", [evidence.text])) if evidence else []
     first_file = evidence.source if evidence else (final.sources[0].source if final.sources else "")
+    # A folder may hold the same text twice (a book's page and its print-all page).
+    files = item["file"] if isinstance(item["file"], list) else [item["file"]]
     return {
         "id": item["id"],
         "kind": item["kind"],
@@ -101,8 +104,8 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
         "grounded": final.grounded,
         "evidence_score": round(evidence.score, 4) if evidence else None,
         "evidence_support": round(evidence.support, 4) if evidence else None,
-        "right_file": Path(first_file).name == item["file"],
-        "right_file_in_sources": any(Path(p.source).name == item["file"] for p in final.sources),
+        "right_file": Path(first_file).name in files,
+        "right_file_in_sources": any(Path(p.source).name in files for p in final.sources),
         "iterations": len(final.iterations),
         "seconds": round(seconds, 2),
         "first_answer_seconds": first_answer_seconds(final),

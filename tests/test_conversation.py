@@ -26,7 +26,7 @@ from iterretgen_tui.engine.loop.conversation import (
 from iterretgen_tui.engine.loop.events import FinalAnswer, QueryFormed, QuestionRead, StopReason
 from iterretgen_tui.engine.loop.grounding import CHECK, says_unsaid
 from iterretgen_tui.engine.loop.queries import EARLIER, QUESTION
-from iterretgen_tui.engine.loop.trust import Weakness, declined, reply_text, restates, weakness
+from iterretgen_tui.engine.loop.trust import Weakness, declined, reply_text, restates, unborrowed, weakness
 from iterretgen_tui.history import History, answer_markdown
 from iterretgen_tui.models import EMBEDDED_LLM
 
@@ -489,6 +489,21 @@ def test_an_answer_that_restates_the_question_is_no_headline():
     assert reply_text(said) == "Dijon is the answer"
     assert answer_markdown(said).count("Dijon is the answer") == 1  # the chat says it once too
     assert reply_text(dataclasses.replace(final, draft="HAART therapy.")) == "HAART therapy."
+    # ... and so is one that says it again in no word of its own
+    again = dataclasses.replace(said, draft="That Dijon is the answer.")
+    assert reply_text(again) == "Dijon is the answer"
+    assert reply_text(dataclasses.replace(said, draft="Dijon is the answer, in Burgundy.")).count("Dijon") == 2
+
+
+def test_a_sentence_borrowed_from_the_demos_is_not_shown():
+    final = run(ScriptedGenerator(by_kind(REWRITE)), turns=())[-1]
+    borrowed = "The author of On the Origin of Species knows. Dijon is the capital of Burgundy."
+    shown = dataclasses.replace(final, draft=f"{borrowed} So the answer is Dijon.")
+    assert reply_text(shown) == "Dijon\nDijon is the capital of Burgundy."
+    # Where the passages read or the question name it, it is the answer's own.
+    asked = dataclasses.replace(shown, question="Who wrote On the Origin of Species?")
+    assert "On the Origin of Species" in reply_text(asked)
+    assert unborrowed("Hubble studied at Christ's College, Cambridge.", ["Hubble"]) == ""
 
 
 def test_evidence_far_from_the_question_says_the_documents_do_not_seem_to_say():

@@ -95,6 +95,23 @@ def test_a_passage_whose_section_heading_the_search_names_rises():
     assert retriever.retrieve("What is the usage?", 1)[0].source == "A"  # one word names too much
 
 
+def test_a_code_the_search_names_lifts_the_pages_titled_with_it():
+    # 500 pages alike: the embedding ranks "an error code" pages, keyword search the one named
+    dense = titled(("A", "E0138 - Error codes index", 0.73), ("B", "E0132 - Error codes index", 0.69))
+    lexical = titled(("C", "E0382 - Error codes index", 8.2), ("D", "Error codes index", 6.8), ("A", "x", 1.0))
+    found = fuse(dense, lexical, 2, dense_weight=0.7, named=_named("What does error E0382 mean?"))
+    assert [p.source for p in found] == ["C", "A"]  # C 0.3 + 0.7; A 0.7
+    # a code that titles three files names a topic ("p53" in papers' titles), not a page
+    topic = titled(("A", "Aging", 0.9), ("B", "p53 in context", 0.8), ("C", "Roles of p53", 0.1), ("D", "p53", 0.0))
+    assert fuse(topic, [], 1, dense_weight=0.7, named=_named("Does p53 act?"))[0].source == "A"
+    assert fuse(topic[:3], [], 1, dense_weight=0.7, named=_named("Does p53 act?"))[0].source == "B"  # two files
+    # a word with one digit or none is no code ("v2", "utf8"), nor a number alone, an
+    # ordinal or a version
+    for words in ("What changed in v2?", "Is utf8 the default?", "What happened in 0382?", "v20 in the 17th?"):
+        plain = titled(("A", "v2 utf8 0382 notes", 0.9), ("B", "E0382 v2 utf8 v20 17th", 0.1))
+        assert fuse(plain, [], 1, dense_weight=0.7, named=_named(words))[0].source == "A"
+
+
 class Fixed:
     def __init__(self, ranking):
         self.ranking, self.asked = ranking, []

@@ -132,6 +132,15 @@ CHOICE_DEMOS: tuple[tuple[tuple[tuple[str, str], ...], str, str], ...] = (
 )
 
 
+# What the chain-of-thought demos are about. A 1.5B left without an answer in its passages
+# may borrow one ("The author of On the Origin of Species should be asked ...", of a note
+# that names who to ask; "Hubble ... studied at Christ's College, Cambridge"). The open
+# demos' titles are common words ("Snapshots"), no subject of their own.
+DEMO_SUBJECTS = frozenset(
+    title for demos in (DEMOS, CHOICE_DEMOS) for knowledge, _, _ in demos for title, _ in knowledge
+)
+
+
 OPEN_INSTRUCTION = (
     "You answer questions using the numbered knowledge given with each question. "
     "Reply with a short answer of two or three sentences, each citing the passage it "

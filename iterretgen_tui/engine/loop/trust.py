@@ -23,8 +23,9 @@ from .answers import (
 )
 from .events import FinalAnswer
 from .follow_up import finished
-from .prompts import reasoning
+from .prompts import DEMO_SUBJECTS, reasoning
 from .question_kind import FACTOID
+from .sentences import SENTENCE_GAP
 
 
 class Weakness(str, Enum):
@@ -191,12 +192,28 @@ def reply_text(final: FinalAnswer) -> str:
 def shown_reply(final: FinalAnswer) -> tuple[str, str]:
     """The answer the chat shows as its headline ("" for none: none stated, or one that
     only restates the question) and the draft under it ("" where the draft only says
-    that answer again, save the full stop). A factoid's draft is shown without its
-    closing "So the answer is X.": the headline says X, or X only restates the question
-    ("What does E4 mean?" -> "E4"), where the draft's reasoning is the answer."""
+    that answer again, in no word of its own: "Error E0382 means that a variable was
+    used after ..." under "Error E0382 means a variable was used after ..."), without the
+    sentences it borrowed from the demos (``unborrowed``). A factoid's draft is shown
+    without its closing "So the answer is X.": the headline says X, or X only restates
+    the question ("What does E4 mean?" -> "E4"), where the draft's reasoning is the
+    answer."""
     last = final.iterations[-1] if final.iterations else None
     answer = final.answer.strip() if last and last.stated and not restates(final) else ""
     body = final.draft.strip()
     if last and last.stated and final.kind == FACTOID:
         body = reasoning(body) or ("" if answer else body)
-    return answer, "" if answer and normalize_answer(body) == normalize_answer(answer) else body
+    body = unborrowed(body, [final.question, final.searched, *(f"{p.title} {p.text}" for p in final.sources)])
+    return answer, "" if answer and content_words(body) <= content_words(answer) else body
+
+
+def unborrowed(draft: str, texts: list[str]) -> str:
+    """``draft`` without its sentences that name what a demo is about where no text (the
+    question, the passages read) does: the reader borrowed them from its examples."""
+    borrowed = [
+        subject for subject in DEMO_SUBJECTS if _says(draft, subject) and not any(_says(t, subject) for t in texts)
+    ]
+    if not borrowed:
+        return draft
+    kept = [s for s in re.split(SENTENCE_GAP, draft) if not any(_says(s, subject) for subject in borrowed)]
+    return " ".join(kept)

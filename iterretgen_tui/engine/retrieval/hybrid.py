@@ -17,7 +17,7 @@ knowing.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Protocol
@@ -29,10 +29,21 @@ from ..passages import Passage
 FUSION_DEPTH = 50  # ranks read from each retriever before fusing
 DENSE_WEIGHT = 0.7  # the dense ranking's share of the fused score
 TITLE_BONUS = 0.2  # added to the fused score of a passage whose title the search names
+# ... and this where its title holds a code the search names: a code names one page, as
+# surely as the embedding's best match. A code that titles more files than this among
+# the passages found names a topic ("p53" in a dozen papers' titles), not a page; two
+# allow a page and a copy of it (a book's print-all page).
+CODE_BONUS = DENSE_WEIGHT
+CODE_FILES = 2
 MIN_TITLE_CHARS = 4  # shorter titles ("A", "Go") occur inside too many texts by chance
 # A one-word heading ("Usage", "Options") is named by too many questions.
 MIN_HEADING_WORDS = 2
 _WORDS = re.compile(r"\w+")
+# A code: a word of letters and two or more digits ("E0382", "sha256", "401k"), which
+# names one thing where the embedding only sees "an error code" or "a hash"; an ordinal
+# ("17th") is none, nor a version ("v20" of "Node.js v20.20.2 Documentation", which
+# titles every page of a set and was named by a search made of such a page).
+_CODE = re.compile(r"(?!\d+(?:st|nd|rd|th)\b|v\d+\b)(?=\w*[^\W\d_])(?=(?:\w*\d){2})\w+")
 
 
 class RankedRetrieval(Protocol):
@@ -48,6 +59,7 @@ class HybridRetriever:
         depth: int = FUSION_DEPTH,
         dense_weight: float = DENSE_WEIGHT,
         title_bonus: float = TITLE_BONUS,
+        code_bonus: float = CODE_BONUS,
         normalise: Callable[[Sequence[Passage]], dict[int, float]] | None = None,
     ) -> None:
         self.dense = dense
@@ -57,6 +69,7 @@ class HybridRetriever:
         self.depth = depth
         self.dense_weight = dense_weight
         self.title_bonus = title_bonus
+        self.code_bonus = code_bonus
         self.normalise = normalise or normalised
         # The keyword search runs beside the query's encoding: SQLite and the encoder both
         # release the GIL, so a search costs about the slower of the two, not their sum.
@@ -78,6 +91,7 @@ class HybridRetriever:
                 named=_named(query),
                 asked=stems(query),
                 title_bonus=self.title_bonus,
+                code_bonus=self.code_bonus,
                 normalise=self.normalise,
             )
             for query, by_dense, by_lexical in zip(queries, dense, lexical)
@@ -113,22 +127,31 @@ def fuse(
     named: str = "",
     asked: set[str] | None = None,
     title_bonus: float = TITLE_BONUS,
+    code_bonus: float = CODE_BONUS,
     normalise: Callable[[Sequence[Passage]], dict[int, float]] = normalised,
 ) -> list[Passage]:
     """The top k by ``dense_weight`` x dense score + the rest x keyword score (each
-    ``normalise``d; a passage one ranking did not return scores 0 there), plus ``title_bonus``
-    where ``named`` (the search text's ``_named``) names the passage's whole title, or
-    ``asked`` (its ``stems``) every word of its section's heading; ties kept in dense order.
+    ``normalise``d; a passage one ranking did not return scores 0 there), plus ``code_bonus``
+    where ``named`` (the search text's ``_named``) names a code its title holds that
+    titles few files (``_page_codes``), else ``title_bonus`` where it names the passage's
+    whole title, or ``asked`` (its ``stems``) every word of its section's heading; ties
+    kept in dense order.
     Each passage says which ranking found it (``ranker``) and carries the fused score."""
     by_dense, by_lexical = normalise(dense), normalise(lexical)
     passages = {p.id: p for p in dense}  # dense first: ties keep its order
     for p in lexical:
         passages.setdefault(p.id, p)
+    codes = _page_codes(passages.values(), named)
 
     def score(i: int) -> float:
         title = _named(passages[i].title)
         said = len(title) - 2 >= MIN_TITLE_CHARS and title in named
-        bonus = title_bonus if said or _heading_named(passages[i].title, asked) else 0.0
+        if codes.intersection(_CODE.findall(title)):
+            bonus = code_bonus
+        elif said or _heading_named(passages[i].title, asked):
+            bonus = title_bonus
+        else:
+            bonus = 0.0
         return dense_weight * by_dense.get(i, 0.0) + (1 - dense_weight) * by_lexical.get(i, 0.0) + bonus
 
     fused = {i: score(i) for i in passages}
@@ -144,6 +167,19 @@ def _heading_named(title: str, asked: set[str] | None) -> bool:
         return False
     heading = {word for word in stems(heading_of(title)) if not word.isdigit()}
     return len(heading) >= MIN_HEADING_WORDS and heading <= asked
+
+
+def _page_codes(passages: Iterable[Passage], named: str) -> set[str]:
+    """The codes the search text (its ``_named``) names that title passages of at most
+    ``CODE_FILES`` files: "What does error E0382 mean?" and the page titled "E0382 - Error
+    codes index", which keyword search ranks first and the embedding does not find among
+    500 pages alike."""
+    files: dict[str, set[str]] = {}
+    for passage in passages:
+        for code in _CODE.findall(_named(passage.title)):
+            if f" {code} " in named:
+                files.setdefault(code, set()).add(passage.source)
+    return {code for code, sources in files.items() if len(sources) <= CODE_FILES}
 
 
 def _finder(passage_id: int, tops: tuple[set, set], returned: tuple[dict, dict]) -> str:
