@@ -359,6 +359,9 @@ def test_ask_continue_reads_the_last_conversation_of_the_folder(monkeypatch, tmp
     assert second["standalone"] == REWRITE
     code, out = ask(monkeypatch, tmp_path, capsys, FOLLOW_UP, "--cid", "99", "--json")
     assert code == 2 and "no conversation 99" in out.err
+    cid = str(first["conversation_id"])
+    code, out = ask(monkeypatch, tmp_path, capsys, FOLLOW_UP, "--cid", cid, "--json", folder="other")
+    assert code == 2 and f"is over {(tmp_path / 'docs').resolve()}: ask it with --folder" in out.err
 
 
 def test_ask_says_how_a_follow_up_was_read_as_the_chat_does(monkeypatch, tmp_path, capsys):

@@ -519,6 +519,29 @@ async def test_a_follow_up_is_read_with_the_turns_above_it(tmp_path):
 
 
 @pilot_test
+async def test_a_conversation_reopened_from_another_folder_goes_on_over_that_folder(tmp_path):
+    app, sessions = make_app(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, app.ready.is_set)
+        await ask_and_wait(pilot, "Who built the Eiffel Tower?")
+        final = answers(app)[-1].final
+        there, gone = (app.history.start("Who built it?", str(folder)) for folder in (other, tmp_path / "gone"))
+        for cid in (there, gone):
+            app.history.add_turn(cid, final)
+        await app.reopen(gone)  # shown to read: its folder is gone, a question starts anew here
+        assert (app.conversation_id, app.said, app.folder) == (None, [], tmp_path / "docs")
+        await app.reopen(there)
+        assert (app.folder, app.sub_title, config.load().last_folder) == (other, str(other), str(other))
+        await wait_for(pilot, app.ready.is_set)
+        assert len(sessions) == 1 and sessions[0].folder == other  # the models in use index it
+        await ask_and_wait(pilot, "When?")
+        assert [t.question for t in sessions[0].turns[-1]] == ["Who built the Eiffel Tower?"]
+        assert len(app.history.get(there).turns) == 2
+
+
+@pilot_test
 async def test_the_next_question_and_quitting_stop_the_read_ahead_of_the_answer_before_it(tmp_path):
     app, sessions = make_app(tmp_path, generator=rewriting("Where was Gustave Eiffel born?"))
     async with app.run_test(size=SIZE) as pilot:

@@ -138,13 +138,20 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def continued(history: History, args: argparse.Namespace, folder: Path) -> Conversation | None:
-    """The conversation the question continues: the one --cid names, or with --continue
-    the last one over ``folder`` (a new one when there is none yet); None without either."""
+    """The conversation the question continues: the one --cid names (over ``folder``),
+    or with --continue the last one over ``folder`` (a new one when there is none yet);
+    None without either."""
     if args.cid is not None:
         try:
-            return history.get(args.cid)
+            conversation = history.get(args.cid)
         except KeyError:
             raise UserError(f"no conversation {args.cid} in the history ({history.path})") from None
+        if Path(conversation.folder) != folder:  # its turns are about another folder's documents
+            raise UserError(
+                f"conversation {args.cid} is over {conversation.folder}: "
+                f"ask it with --folder {shlex.quote(conversation.folder)}"
+            )
+        return conversation
     if args.continue_last:
         last = history.last_in(str(folder))
         return history.get(last) if last is not None else None

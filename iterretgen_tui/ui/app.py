@@ -643,9 +643,13 @@ class ChatApp(App):
         self.push_screen(HistoryScreen(self.history.recent()), callback=self.reopen)
 
     async def reopen(self, conversation_id: int | None) -> None:
+        """Show a conversation from the history; a question goes on with it, over its
+        own folder (opened in place of this one), or starts a new conversation where that
+        folder is gone."""
         if conversation_id is None:
             return
         conversation = self.history.get(conversation_id)
+        folder = Path(conversation.folder)
         await self.cancel_current()
         chat = self.main.query_one(ChatLog)
         await chat.clear()
@@ -656,11 +660,38 @@ class ChatApp(App):
             await self.panes.show(last, self.stale(p for trace in last.iterations for p in trace.passages))
         else:
             await self.panes.reset()
+        if folder != self.folder and not folder.is_dir():
+            self.conversation_id, self.said = None, []
+            self.status.set_activity(f"reopened to read: {conversation.title}")
+            self.notify(
+                f"Its folder, {folder}, is not there any more: a question here starts a new "
+                f"conversation over {self.folder}.",
+                title="Reopened to read",
+                severity="warning",
+                timeout=15,
+            )
+            return
         self.conversation_id = conversation.id
         self.said = list(conversation.turns)  # a follow-up reads them as the chat's own
+        if folder != self.folder:
+            self.open_folder(folder)
         if self.said and self.session is not None:
             self.read_ahead(turns_of(self.said), self.stop_reading_ahead)
         self.status.set_activity(f"reopened: {conversation.title}")
+
+    def open_folder(self, folder: Path) -> None:
+        """Questions go to ``folder`` from now on, and wait while its index is opened or
+        brought up to date with the models in use; the next plain start opens it too."""
+        self.folder = folder
+        self.sub_title = str(folder)
+        self.overview = Overview(str(folder), self.settings.llm, self.settings.embedder)
+        self.settings = replace(self.settings, last_folder=str(folder))
+        try:
+            config.save(replace(config.load(), last_folder=str(folder)))
+        except (OSError, config.ConfigError) as exc:
+            self.notify(f"could not save the folder as the last one used: {exc}", severity="warning")
+        self.ready.clear()
+        self.prepare(self.settings, self.session)
 
     def action_scroll_chat(self, pages: int) -> None:
         chat = self.main.query_one(ChatLog)
