@@ -143,6 +143,13 @@ def load(overrides: dict[str, Any] | None = None, *, config_path: Path | None = 
     return settings.validated()
 
 
+def remember_folder(folder: Path) -> None:
+    """The next plain `iterretgen-chat` opens this folder again (flags are not saved)."""
+    stored = load()
+    if stored.last_folder != str(folder):
+        save(replace(stored, last_folder=str(folder)))
+
+
 def save(settings: Settings, *, config_path: Path | None = None) -> Path:
     """Write the settings atomically, so a crash never leaves a half-written file. Only
     values that differ from the defaults are written: the rest follow the defaults of the

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import config, paths, read_ahead
 from ..cli import UserError, add_model_flags, add_retrieval_flag, settings_from
+from ..config import remember_folder
 from ..engine.indexing.documents import check_folder
 
 
@@ -35,13 +36,6 @@ def resolve_folder(given: str | None, last: str) -> Path:
     if not given and not last:
         raise UserError("which documents? run `iterretgen-chat FOLDER`")
     return check_folder(given or last)
-
-
-def remember_folder(folder: Path) -> None:
-    """The next plain `iterretgen-chat` opens this folder again (flags are not saved)."""
-    stored = config.load()
-    if stored.last_folder != str(folder):
-        config.save(replace(stored, last_folder=str(folder)))
 
 
 def make_session(settings: config.Settings):

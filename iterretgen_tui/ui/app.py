@@ -687,7 +687,7 @@ class ChatApp(App):
         self.overview = Overview(str(folder), self.settings.llm, self.settings.embedder)
         self.settings = replace(self.settings, last_folder=str(folder))
         try:
-            config.save(replace(config.load(), last_folder=str(folder)))
+            config.remember_folder(folder)
         except (OSError, config.ConfigError) as exc:
             self.notify(f"could not save the folder as the last one used: {exc}", severity="warning")
         self.ready.clear()

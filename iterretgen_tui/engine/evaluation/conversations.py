@@ -28,7 +28,7 @@ from ..loop.events import FinalAnswer
 from ..loop.generator import Generator
 from ..loop.options import LoopOptions
 from ..loop.queries import PassageRetriever, first_searches, search_first
-from ..loop.trust import asks_back, declined, reply_text, weakness
+from ..loop.trust import asks_back, declined, read_texts, reply_text, weakness
 from ..passages import Passage
 from . import metrics
 from .datasets import DatasetError, _jsonl
@@ -190,7 +190,7 @@ def answer_task(
         "iteration_answers": [trace.answer for trace in final.iterations],
         "answer_recall": token_recall(reply, task.reference),
         "rouge_l": rouge_l(reply, task.reference),
-        "k_prec": k_precision(reply, [f"{p.title} {p.text}" for p in final.sources]),
+        "k_prec": k_precision(reply, read_texts(final)),
         "seconds": round(time.perf_counter() - started, 3),
     }
 

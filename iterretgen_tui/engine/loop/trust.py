@@ -86,7 +86,7 @@ def weakness(final: FinalAnswer) -> Weakness | None:
     if last.looped and finished(last.draft) != last.draft.rstrip():
         return Weakness.LOOPED
     question = f"{final.question} {final.standalone}" if final.kind == FACTOID else None
-    texts = [f"{p.title} {p.text}" for p in final.sources]
+    texts = read_texts(final)
     if (
         not supported(final.answer, texts, question, quoted_texts(final, texts))
         or unmentioned(final.searched, final.answer, texts)
@@ -150,6 +150,11 @@ def _forms(name: str) -> set[str]:
     return {name, name.replace("-", " "), name.replace("-", "")}
 
 
+def read_texts(final: FinalAnswer) -> list[str]:
+    """The passages the model read, each its title and text, as the checks read them."""
+    return [f"{p.title} {p.text}" for p in final.sources]
+
+
 def _says(text: str, word: str) -> bool:
     return re.search(rf"\b{re.escape(word)}\b", text) is not None
 
@@ -203,7 +208,7 @@ def shown_reply(final: FinalAnswer) -> tuple[str, str]:
     body = final.draft.strip()
     if last and last.stated and final.kind == FACTOID:
         body = reasoning(body) or ("" if answer else body)
-    body = unborrowed(body, [final.question, final.searched, *(f"{p.title} {p.text}" for p in final.sources)])
+    body = unborrowed(body, [final.question, final.searched, *read_texts(final)])
     return answer, "" if answer and content_words(body) <= content_words(answer) else body
 
 

@@ -17,7 +17,7 @@ knowing.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Protocol
@@ -141,12 +141,16 @@ def fuse(
     passages = {p.id: p for p in dense}  # dense first: ties keep its order
     for p in lexical:
         passages.setdefault(p.id, p)
-    codes = _page_codes(passages.values(), named)
+    titles = {i: _named(p.title) for i, p in passages.items()}
+    # The codes of each title that the search names, read once for the count of files
+    # and the bonus.
+    named_codes = {i: {code for code in _CODE.findall(title) if f" {code} " in named} for i, title in titles.items()}
+    codes = _page_codes(named_codes, passages)
 
     def score(i: int) -> float:
-        title = _named(passages[i].title)
+        title = titles[i]
         said = len(title) - 2 >= MIN_TITLE_CHARS and title in named
-        if codes.intersection(_CODE.findall(title)):
+        if named_codes[i] & codes:
             bonus = code_bonus
         elif said or _heading_named(passages[i].title, asked):
             bonus = title_bonus
@@ -169,16 +173,15 @@ def _heading_named(title: str, asked: set[str] | None) -> bool:
     return len(heading) >= MIN_HEADING_WORDS and heading <= asked
 
 
-def _page_codes(passages: Iterable[Passage], named: str) -> set[str]:
-    """The codes the search text (its ``_named``) names that title passages of at most
-    ``CODE_FILES`` files: "What does error E0382 mean?" and the page titled "E0382 - Error
-    codes index", which keyword search ranks first and the embedding does not find among
-    500 pages alike."""
+def _page_codes(named_codes: dict[int, set[str]], passages: dict[int, Passage]) -> set[str]:
+    """Of the codes the search names in the passages' titles (``named_codes``, by passage
+    id), those that title passages of at most ``CODE_FILES`` files: "What does error E0382
+    mean?" and the page titled "E0382 - Error codes index", which keyword search ranks
+    first and the embedding does not find among 500 pages alike."""
     files: dict[str, set[str]] = {}
-    for passage in passages:
-        for code in _CODE.findall(_named(passage.title)):
-            if f" {code} " in named:
-                files.setdefault(code, set()).add(passage.source)
+    for i, held in named_codes.items():
+        for code in held:
+            files.setdefault(code, set()).add(passages[i].source)
     return {code for code, sources in files.items() if len(sources) <= CODE_FILES}
 
 
