@@ -1,8 +1,8 @@
 """A question read with the conversation it is asked in.
 
 What is asked is one value (``Asked``): the question as typed, the turns before it, and
-the standalone question the reader writes from both ("Where is that file on Linux?"
-after "Which file holds the settings?" -> "Where is config.toml on Linux?"). Retrieval
+the standalone question the reader writes from both ("How do I remove it?" after
+"Which package manager ships with Node.js?" -> "How do I remove npm?"). Retrieval
 and the paper's y(t-1) || q use the standalone question; the reader also sees the last
 turns within a token budget. A question with no turns before it is not rewritten and
 costs nothing; one the reader finds already standing alone (a change of topic) comes

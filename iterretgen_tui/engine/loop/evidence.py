@@ -297,7 +297,7 @@ def choose_evidence(
     with_answer = [f"{question} {answer}"] if content_words(answer) else []
     with_context = [context, *(f"{context} {answer}" for _ in with_answer)] if context else []
     if draft and only_restates(answer, question):
-        # "What does F5 open?" -> "F5" adds nothing to the question; the draft's
+        # "What does E4 mean?" -> "E4" adds nothing to the question; the draft's
         # reasoning, which the chat shows in its place, is what is backed or not.
         with_answer.append(f"{question} {reasoning(draft)}")
     with_draft = [f"{draft}\n{question}"] if content_words(draft) else []

@@ -151,8 +151,8 @@ class Reading:
     earlier: str = ""
     context: str = ""  # the first search beside the question's, where there are turns (conversation.py)
     said: str = ""  # the answer of the last turn shown ("" for none): a draft may copy it (outcome.py)
-    # It points back at its turns as typed, unrewritten: alone it says little ("Can I stop
-    # a pull there?"), so the evidence's support also scores the context.
+    # It points back at its turns as typed, unrewritten: alone it says little ("Does it
+    # work offline too?"), so the evidence's support also scores the context.
     as_typed: bool = False
     shown: int = 0  # the turns ``earlier`` holds
 
