@@ -26,6 +26,7 @@ from iterretgen_tui.engine.loop.conversation import (
 from iterretgen_tui.engine.loop.events import FinalAnswer, QueryFormed, QuestionRead, StopReason
 from iterretgen_tui.engine.loop.grounding import CHECK, says_unsaid
 from iterretgen_tui.engine.loop.queries import EARLIER, QUESTION
+from iterretgen_tui.engine.loop.question_kind import OPEN
 from iterretgen_tui.engine.loop.trust import Weakness, declined, reply_text, restates, unborrowed, weakness
 from iterretgen_tui.history import History, answer_markdown
 from iterretgen_tui.models import EMBEDDED_LLM
@@ -507,6 +508,16 @@ def test_a_sentence_borrowed_from_the_demos_is_not_shown():
     asked = dataclasses.replace(shown, question="Who wrote On the Origin of Species?")
     assert "On the Origin of Species" in reply_text(asked)
     assert unborrowed("Hubble studied at Christ's College, Cambridge.", ["Hubble"]) == ""
+
+
+def test_a_sentence_naming_a_key_the_evidence_does_not_hold_is_not_shown():
+    final = run(ScriptedGenerator(by_kind(REWRITE)), turns=())[-1]
+    keyed = dataclasses.replace(final, draft="Dijon is in Burgundy. Press Ctrl+Q to see it. So the answer is Dijon.")
+    assert reply_text(keyed) == "Dijon\nDijon is in Burgundy."
+    asked = dataclasses.replace(keyed, question="Does Ctrl+Q show where Eiffel was born?")  # the user's own key
+    assert "Press Ctrl+Q to see it." in reply_text(asked)
+    opened = dataclasses.replace(keyed, kind=OPEN)  # an open reply is the draft, as written
+    assert "Ctrl+Q" in reply_text(opened)
 
 
 def test_evidence_far_from_the_question_says_the_documents_do_not_seem_to_say():

@@ -656,6 +656,18 @@ def test_a_factoid_stating_a_number_no_passage_holds_is_unsupported():
     assert weakness(final_with("config.toml, port 8080")) is Weakness.UNSUPPORTED
 
 
+def test_a_factoid_naming_a_key_the_evidence_does_not_quote_is_unsupported():
+    keys = "| Key | Action |\n| Ctrl+Q | quit |\n| Ctrl+R | reload |"
+    line = "A running backup stops when you press Esc in the jobs list."
+    question = "Can I stop a backup in the jobs list?"
+    assert not supported("Yes, by pressing Ctrl+Q", [keys, line], question, [line])
+    assert supported("Yes, by pressing Esc", [keys, line], question, [line])
+    assert supported("Yes, with Ctrl+Q", [keys, line], question, [keys])  # the quote holds it
+    assert supported("Yes: CTRL-q, then Enter", [keys], question)  # written otherwise, as any passage
+    assert supported("Reload with control + R", ["Reload with Ctrl+R."], "Is it Ctrl+R?")  # written otherwise
+    assert supported("No: Ctrl+Q quits", [keys, line])  # an open reply's keys are not checked
+
+
 def test_an_answer_about_a_name_no_passage_read_mentions_is_unsupported():
     question = "Which Rust compilers does CMake support?"
     read = ["CMake 3.19 supports version ranges.", "See node.js, the U.S. office and McDonald's guides."]

@@ -125,6 +125,19 @@ def numbers(text: str) -> set[str]:
     return {number.replace(",", "") for number in _NUMBER.findall(text)}
 
 
+_MODIFIER = r"(?:ctrl|control|alt|shift|cmd|meta|super)"
+# After its modifiers, a key: a character, a function key or a named one ("Ctrl+Q",
+# "Alt+F4", "Shift+Tab"), not a word ("Shift-click", "meta-data", "control-flow").
+_KEY_NAME = r"(?:f\d{1,2}|tab|enter|return|esc|escape|space|backspace|delete|del|insert|home|end|pageup|pagedown|up|down|left|right|[a-z0-9])"
+_KEY = re.compile(rf"\b{_MODIFIER}(?:\s*[+-]\s*{_MODIFIER})*\s*[+-]\s*(?:{_KEY_NAME}\b|[^\w\s])", re.IGNORECASE)
+
+
+def keys(text: str) -> set[str]:
+    """The key chords a text names, written alike ("Ctrl+Q", "CTRL-q" and "Control + Q"
+    are "ctrl+q")."""
+    return {re.sub(r"\s*[+-]\s*", "+", key.lower()).replace("control", "ctrl") for key in _KEY.findall(text)}
+
+
 def answer_numbers(answer: str) -> set[str]:
     """The numbers an answer states, its citations ("[1]") aside."""
     return numbers(uncited(answer))

@@ -7,6 +7,7 @@ so and leads with the evidence."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from enum import Enum
 
 from .answers import (
@@ -14,11 +15,13 @@ from .answers import (
     answer_numbers,
     code_spans,
     content_words,
+    keys,
     named,
     normalize_answer,
     numbers,
     only_restates,
     outside_code,
+    uncited,
     unglued,
 )
 from .events import FinalAnswer
@@ -57,7 +60,8 @@ def supported(
     number, it gave a server's port from another passage read, beside evidence on that
     person that holds no number). On hotpotqa-dev200 at the adaptive stop, 6 of the 30
     answers with a digit are marked, all 6 wrong; none of the 20 real-documents answers
-    with a digit is (docs/answers.md)."""
+    with a digit is (docs/answers.md). So does every key chord it names ("Ctrl+Q"): it
+    took one from a table of shortcuts read beside the sentence that names the right key."""
     words = content_words(answer)
     if not words:
         return True
@@ -66,8 +70,14 @@ def supported(
         read |= set(normalize_answer(text).split()) | set(normalize_answer(unglued(text)).split())
     if question is None:
         return bool(words & read)
-    held = set().union(*map(numbers, passages_text if quoted is None else quoted), numbers(question))
-    return bool(words & read) and answer_numbers(answer) <= held
+    backing = [*(passages_text if quoted is None else quoted), question]
+    held = set().union(*map(numbers, backing))
+    return bool(words & read) and answer_numbers(answer) <= held and not unheld_keys(uncited(answer), backing)
+
+
+def unheld_keys(text: str, backing: list[str]) -> set[str]:
+    """The key chords ``text`` names that no text of ``backing`` names."""
+    return keys(text) - set().union(*map(keys, backing))
 
 
 def weakness(final: FinalAnswer) -> Weakness | None:
@@ -199,7 +209,8 @@ def shown_reply(final: FinalAnswer) -> tuple[str, str]:
     only restates the question) and the draft under it ("" where the draft only says
     that answer again, in no word of its own: "Error E0382 means that a variable was
     used after ..." under "Error E0382 means a variable was used after ..."), without the
-    sentences it borrowed from the demos (``unborrowed``). A factoid's draft is shown
+    sentences it borrowed from the demos (``unborrowed``), and a factoid's without those
+    that name a key chord its answer could not (``supported``). A factoid's draft is shown
     without its closing "So the answer is X.": the headline says X, or X only restates
     the question ("What does E4 mean?" -> "E4"), where the draft's reasoning is the
     answer."""
@@ -208,7 +219,11 @@ def shown_reply(final: FinalAnswer) -> tuple[str, str]:
     body = final.draft.strip()
     if last and last.stated and final.kind == FACTOID:
         body = reasoning(body) or ("" if answer else body)
-    body = unborrowed(body, [final.question, final.searched, *read_texts(final)])
+    texts = read_texts(final)
+    body = unborrowed(body, [final.question, final.searched, *texts])
+    if final.kind == FACTOID:  # its reasoning names no key its answer could not
+        backing = [final.question, final.searched, *(quoted_texts(final, texts) or texts)]
+        body = _without(body, lambda sentence: bool(unheld_keys(sentence, backing)))
     return answer, "" if answer and content_words(body) <= content_words(answer) else body
 
 
@@ -220,5 +235,11 @@ def unborrowed(draft: str, texts: list[str]) -> str:
     ]
     if not borrowed:
         return draft
-    kept = [s for s in re.split(SENTENCE_GAP, draft) if not any(_says(s, subject) for subject in borrowed)]
-    return " ".join(kept)
+    return _without(draft, lambda sentence: any(_says(sentence, subject) for subject in borrowed))
+
+
+def _without(draft: str, dropped: Callable[[str], bool]) -> str:
+    """``draft`` less its sentences that are ``dropped``."""
+    sentences = re.split(SENTENCE_GAP, draft)
+    kept = [sentence for sentence in sentences if not dropped(sentence)]
+    return draft if len(kept) == len(sentences) else " ".join(kept)
