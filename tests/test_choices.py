@@ -5,6 +5,8 @@ from __future__ import annotations
 from iterretgen_tui.engine.loop import iterretgen
 from iterretgen_tui.engine.loop.choices import named_options, option_answered
 from iterretgen_tui.engine.loop.events import FinalAnswer
+from iterretgen_tui.engine.loop.question_kind import yes_no_answer
+from iterretgen_tui.engine.loop.trust import reply_text
 from iterretgen_tui.engine.passages import Passage
 from iterretgen_tui.engine.retrieval.retriever import Retriever
 
@@ -70,3 +72,24 @@ def test_the_loop_answers_with_the_option():
     [final] = [e for e in events if isinstance(e, FinalAnswer)]
     assert final.answer == "My Cousin From Warsaw"
     assert final.iterations[0].stated
+
+
+def test_a_yes_or_no_questions_answer_is_the_yes_or_no_it_opens_with():
+    asked = "Can a backup be stopped in the jobs list?"
+    assert yes_no_answer(asked, "Yes, you can stop it by pressing Ctrl+Q") == "yes"
+    assert yes_no_answer(asked, "No. It runs to its end") == "no"
+    assert yes_no_answer(asked, "No charge") == "No charge"  # no yes or no: the answer as it is
+    assert yes_no_answer("Which key stops a backup?", "Yes, Esc") == "Yes, Esc"  # not a yes-or-no question
+    # In the loop: a draft that states no answer, asked for it outright.
+    embedder = HashEmbedder()
+    corpus = [Passage(1, "Esc stops a running backup in the jobs list.", "Jobs", "/jobs.md")]
+    draft = "A running backup can be stopped in the jobs list."
+    events = iterretgen.run(
+        asked,
+        retriever=Retriever(embedder, ListIndex(embedder, corpus)),
+        generator=ScriptedGenerator([draft, "Yes, you can stop it by pressing Ctrl+Q."]),
+        options=paper_options(iterations=1, top_k=1),
+    )
+    [final] = [e for e in events if isinstance(e, FinalAnswer)]
+    assert final.iterations[0].asked and final.answer == "yes"
+    assert reply_text(final) == f"yes\n{draft}"  # its reasoning under it

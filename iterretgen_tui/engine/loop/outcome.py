@@ -18,7 +18,7 @@ from .evidence import Around, SentenceEmbedder, choose_evidence
 from .follow_up import ask_for_answer, demo_and_turn_words
 from .generator import Generator, Message
 from .prompts import Prompt, extract_answer, stated_answer
-from .question_kind import FACTOID
+from .question_kind import FACTOID, yes_no_answer
 from .repetition import LoopGuard
 
 # A demo written out: at least this share of the draft's content words are the demos',
@@ -57,7 +57,7 @@ def draft_outcome(
         answer = ask_for_answer(generator, prompt.messages, draft, cancel)
     rest = ""
     if kind == FACTOID:
-        answer = option_answered(question, draft, answer)
+        answer = yes_no_answer(question, option_answered(question, draft, answer))
         if not cancel.is_set():
             answer, rest = answer_the_rest(question, draft, answer, redraft)
     if copies(answer, said) and not cancel.is_set():
