@@ -280,12 +280,15 @@ def close_fences(markdown: str) -> str:
 # Left as written, since each shows its text with any backslash in it: an inline code span,
 # and a web address, which the chat's Markdown makes a link ("...strings.html\#indexing").
 _AS_WRITTEN = re.compile(r"(`+)[^`]+?\1|https?://[^\s<>`]+")
+# Old GNU docs quote `like this' (bash's NEWS, info manuals): code, closed by an apostrophe.
+_GNU_QUOTE = re.compile(r"(?<!`)`([^`'\s][^`'\n]*)'(?![\w`])")
 
 
 def _escape(text: str) -> str:
     """Keep user text from turning into Markdown structure (headings, emphasis); code
-    spans ("`$ITERRETGEN_HOME`") and web addresses are left as they are."""
-    text = " ".join(text.split())
+    spans ("`$ITERRETGEN_HOME`", "`--login'") and web addresses are left as they are;
+    a backquote that opens none is shown as one, not left to pair with a later one."""
+    text = _GNU_QUOTE.sub(r"`\1`", " ".join(text.split()))
     pieces, start = [], 0
     for span in _AS_WRITTEN.finditer(text):
         pieces += [_escape_plain(text[start : span.start()]), span.group()]
@@ -295,4 +298,4 @@ def _escape(text: str) -> str:
 
 def _escape_plain(text: str) -> str:
     # "<" too: a Markdown renderer drops what looks like a tag ("set to <keywords>, the ...").
-    return text.replace("*", r"\*").replace("_", r"\_").replace("#", r"\#").replace("<", r"\<")
+    return text.replace("*", r"\*").replace("_", r"\_").replace("#", r"\#").replace("<", r"\<").replace("`", r"\`")

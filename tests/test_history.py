@@ -146,6 +146,14 @@ def test_evidence_is_saved_shown_under_the_answer_and_exported():
     # A placeholder in angle brackets is text, not a tag a renderer would drop.
     tag = Evidence("Set it to <implementation-keywords>, the builder.", 1, 7, "/docs/r.txt", "line 46", 0.6)
     assert "“Set it to \\<implementation-keywords>, the builder.”" in history.evidence_markdown(tag)
+    # Old GNU docs quote `like this': code; a backquote that closes nothing is shown as one,
+    # not paired with the one before the file's name.
+    gnu = Evidence("Any shell begun with the `--login' option reads it.", 5, 7, "/docs/NEWS", "line 9", 0.6)
+    assert "“Any shell begun with the `--login` option reads it.” **[5]** — `/docs/NEWS (line 9)`" in (
+        history.evidence_markdown(gnu)
+    )
+    stray = Evidence("Press ` then run it.", 5, 7, "/docs/NEWS", "line 9", 0.6)
+    assert "“Press \\` then run it.” **[5]**" in history.evidence_markdown(stray)
     # The sentence quoted beside it has a line, a number and a file of its own, and is saved.
     two = replace(evidence, also=Quote("He designed the tower.", 3, 9, "/docs/t.md", "line 7", 0.5))
     assert history.evidence_markdown(two) == (
