@@ -76,8 +76,8 @@ def test_the_loop_answers_with_the_option():
 
 def test_a_yes_or_no_questions_answer_is_the_yes_or_no_it_opens_with():
     asked = "Can a backup be stopped in the jobs list?"
-    assert yes_no_answer(asked, "Yes, you can stop it by pressing Ctrl+Q") == "yes"
-    assert yes_no_answer(asked, "No. It runs to its end") == "no"
+    assert yes_no_answer(asked, "Yes, you can stop it by pressing Ctrl+Q") == "Yes"
+    assert yes_no_answer(asked, "no. It runs to its end") == "no"
     assert yes_no_answer(asked, "No charge") == "No charge"  # no yes or no: the answer as it is
     assert yes_no_answer("Which key stops a backup?", "Yes, Esc") == "Yes, Esc"  # not a yes-or-no question
     # In the loop: a draft that states no answer, asked for it outright.
@@ -91,5 +91,5 @@ def test_a_yes_or_no_questions_answer_is_the_yes_or_no_it_opens_with():
         options=paper_options(iterations=1, top_k=1),
     )
     [final] = [e for e in events if isinstance(e, FinalAnswer)]
-    assert final.iterations[0].asked and final.answer == "yes"
-    assert reply_text(final) == f"yes\n{draft}"  # its reasoning under it
+    assert final.iterations[0].asked and final.answer == "Yes"
+    assert reply_text(final) == f"Yes\n{draft}"  # its reasoning under it

@@ -62,7 +62,7 @@ def chooses(question: str) -> bool:
 
 def yes_no_answer(question: str, answer: str) -> str:
     """The yes or no a yes-or-no question's answer opens with ("Yes, you can stop it by
-    ..." -> "yes"), as the demos state theirs: the rest is the draft's to say, under it,
+    ..." -> "Yes"), as the demos state theirs: the rest is the draft's to say, under it,
     where the checks of what it names apply to it. Any other answer as it is."""
     lead = _YES_NO_LEAD.match(answer) if re.match(_ASKS_YES_NO, question, re.IGNORECASE) else None
-    return lead.group(1).lower() if lead else answer
+    return lead.group(1) if lead else answer
