@@ -20,7 +20,7 @@ def test_a_missing_folder_is_a_one_line_error(tmp_path, capsys):
 
 
 def test_the_folder_is_remembered_and_flags_are_not_saved(tmp_path):
-    tui.remember_folder(tmp_path)
+    config.remember_folder(tmp_path)
     assert config.load().last_folder == str(tmp_path)
     assert tui.resolve_folder(None, config.load().last_folder) == tmp_path
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from .. import config, paths, read_ahead
 from ..cli import UserError, add_model_flags, add_retrieval_flag, settings_from
-from ..config import remember_folder
 from ..engine.indexing.documents import check_folder
 
 
@@ -48,7 +47,7 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     settings = settings_from(args)
     folder = resolve_folder(args.folder or args.folder_flag, settings.last_folder)
-    remember_folder(folder)
+    config.remember_folder(folder)
     # Tracebacks go to a file, never over the screen.
     logging.basicConfig(
         filename=paths.data_dir() / "tui.log",

@@ -29,8 +29,10 @@ _OPEN_START = re.compile(
 
 # A question that chooses: between options it names ("A or B?"), or yes or no ("Are both
 # ...?"). As a factoid it gets demos that compare and answer "no" (prompts.CHOICE_DEMOS).
-_ASKS_YES_NO = r"^\s*(?:are|is|was|were|do|does|did|can|could|has|have|had|will|would|should)\b"
-_CHOOSES = re.compile(rf"{_ASKS_YES_NO}|\bor\b", re.IGNORECASE)
+_ASKS_YES_NO = re.compile(
+    r"^\s*(?:are|is|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.IGNORECASE
+)
+_CHOOSES = re.compile(rf"{_ASKS_YES_NO.pattern}|\bor\b", re.IGNORECASE)
 # A reply that opens with a yes or no and goes on ("Yes, the file is kept ...").
 _YES_NO_LEAD = re.compile(r"^\W*(yes|no)\b(?:\s*[,.;:!]|\s*$)", re.IGNORECASE)
 
@@ -64,5 +66,5 @@ def yes_no_answer(question: str, answer: str) -> str:
     """The yes or no a yes-or-no question's answer opens with ("Yes, the file is kept
     with ..." -> "Yes"), as the demos state theirs: the rest is the draft's to say, under
     it, where the checks of what it names apply to it. Any other answer as it is."""
-    lead = _YES_NO_LEAD.match(answer) if re.match(_ASKS_YES_NO, question, re.IGNORECASE) else None
+    lead = _YES_NO_LEAD.match(answer) if _ASKS_YES_NO.match(question) else None
     return lead.group(1) if lead else answer
