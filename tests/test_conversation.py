@@ -14,6 +14,7 @@ from iterretgen_tui.engine.loop.conversation import (
     REWRITE_INSTRUCTION,
     Turn,
     accepted,
+    changes_topic,
     clean_rewrite,
     next_rewrite,
     ordinal_resolved,
@@ -86,13 +87,23 @@ def test_a_first_question_costs_nothing_and_a_change_of_topic_is_read_alone():
     events = run(generator, question="Where was Gustave Eiffel born?", turns=())
     assert not any(isinstance(e, QuestionRead) for e in events)
     assert len(generator.prompts) == 1  # the draft alone: nothing rewritten
-    # The reader repeats a question that changes the topic: it is read as asked, without the turns.
+    # A question the reader repeats stood alone: it is read as asked, without the turns.
     generator = ScriptedGenerator(by_kind("What is Dijon famous for?"))
-    events = run(generator, question="By the way, what is Dijon famous for?")
+    events = run(generator, question="What is Dijon famous for in France?")
     read = next(e for e in events if isinstance(e, QuestionRead))
     assert (read.standalone, read.shown) == ("", 0)
     assert events[-1].standalone == ""
     assert "Earlier in this conversation" not in generator.prompts[1][-1]["content"]
+    # One that says it changes the topic is not rewritten at all, nor searched with the turns:
+    # rewritten, it may take a name from them.
+    generator = ScriptedGenerator(by_kind("What is Gustave Eiffel's Dijon famous for?"))
+    events = run(generator, question="By the way, what is Dijon famous for?")
+    read = next(e for e in events if isinstance(e, QuestionRead))
+    assert (read.standalone, read.shown) == ("", 0)
+    assert next(e for e in events if isinstance(e, QueryFormed)).searches == (QUESTION,)
+    assert len(generator.prompts) == 1 and "Earlier in this conversation" not in generator.prompts[0][-1]["content"]
+    # Pointing back, it is still read with the turns.
+    assert changes_topic("Unrelated: what is a secret?") and not changes_topic("By the way, where was he born?")
 
 
 def test_a_rewrite_that_answers_or_loops_is_not_taken():

@@ -181,6 +181,14 @@ _LABEL = re.compile(r"^\W*(?:rewritten|standalone|last)?\s*question\s*:\s*", re.
 # the answer began "By the way, the AWS CLI returns ...". A leading "And" stays: without
 # it, a follow-up pair's rewrite was answered worse (docs/conversations.md).
 _TIE = re.compile(r"^(?:by the way|btw|also|oh|ok|okay|well),\s*(?=\w)", re.IGNORECASE)
+# Words that open a question on another subject. Rewritten with the turns, such a question
+# took a name from them: "By the way, how much does a licence cost per month?" came back
+# with the name of the key the talk before it was about written into it.
+_NEW_TOPIC = re.compile(
+    r"^\W*(?:by the way|btw|incidentally|unrelated(?:ly)?|changing the subject|on (?:another|a different) note"
+    r"|(?:a |one )?(?:different|new|another|other) (?:question|topic|subject))\b",
+    re.IGNORECASE,
+)
 
 
 def clean_rewrite(reply: str) -> str:
@@ -233,6 +241,8 @@ def read_question(
     turns = tuple(turns)
     if not turns:
         return Asked(question)
+    if changes_topic(question):
+        return Asked(question, turns)
     chosen = ordinal_resolved(question, turns[-1].answer)
     if chosen:
         return Asked(question, turns, chosen)
@@ -271,10 +281,20 @@ def ordinal_resolved(question: str, answer: str) -> str:
 
 def context_search(asked: Asked) -> str:
     """The question as read after the user's turn before it: the first search beside the
-    question's own ("" without turns). The reader often leaves a follow-up as it was
-    ("Library parking", "Do they provide online services?"); this search still finds
-    what the conversation is about (docs/conversations.md)."""
-    return f"{asked.turns[-1].question}\n{asked.searched}" if asked.turns else ""
+    question's own ("" without turns, or for a change of topic). The reader often leaves a
+    follow-up as it was ("Library parking", "Do they provide online services?"); this
+    search still finds what the conversation is about (docs/conversations.md)."""
+    if not asked.turns or changes_topic(asked.question):
+        return ""
+    return f"{asked.turns[-1].question}\n{asked.searched}"
+
+
+def changes_topic(question: str) -> bool:
+    """The question says it turns to another subject ("By the way, ...", "BTW ...",
+    "Unrelated, ...", "Another question: ...") and nothing in it points back: it is read
+    alone, with no rewrite and no search of the turns ("By the way, does it work offline?"
+    still points back)."""
+    return bool(_NEW_TOPIC.match(question)) and not points_back(question)
 
 
 def same_question(rewrite: str, question: str) -> bool:
