@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -385,6 +386,32 @@ def test_a_vim_help_file_reads_as_vim_shows_it(tmp_path):
     path.write_text(help_text.replace("ft=help", "ft=text"))
     [chunk] = documents.passages(path, path.read_bytes(), ChunkOptions(100, 0))
     assert "To undo, see |undo-commands|: >" in chunk.text.split("\n")
+
+
+def test_a_manual_page_reads_as_man_shows_it(tmp_path):
+    # troff with the man macros, gzipped as Debian keeps it: requests show only the text
+    # they set in a font, headings head the passages, escapes print what they stand for.
+    page = (
+        '.\\" A comment, and the licence\n.TH BAK 1 "May 2024" "bak 2.1"\n.SH NAME\nbak \\- back up a folder\n'
+        ".SH OPTIONS\n.TP\n\\fB\\-\\-exclude\\fR=\\fIPATTERN\\fR\nSkip files matching \\fIPATTERN\\fR, a\n"
+        '.BR glob (7)\nwildcard.\\" not shown\n.IP \\(bu 2\nKeeps \\*(lq14\\*(rq copies.\n'
+        ".de XX\nmacro body\n..\n.nf\nbak \\-\\-exclude '*.tmp' ~\n.fi\n"
+    )
+    path = tmp_path / "bak.1.gz"
+    path.write_bytes(gzip.compress(page.encode()))
+    chunks = documents.passages(path, path.read_bytes(), ChunkOptions(100, 0))
+    assert [(c.heading, c.location) for c in chunks] == [
+        ("BAK(1) › NAME", "lines 3-4"),
+        ("BAK(1) › OPTIONS", "lines 5-18"),
+    ]
+    assert chunks[0].text.split("\n") == ["NAME", "bak - back up a folder"]
+    assert chunks[1].text.split("\n") == [
+        *("OPTIONS", "--exclude=PATTERN", "Skip files matching PATTERN, a", "glob(7)", "wildcard."),
+        *('• Keeps "14" copies.', "```", "bak --exclude '*.tmp' ~", "```"),
+    ]
+    # Without its .TH it is no manual page: its text is read as written.
+    path.write_bytes(gzip.compress(page.replace(".TH", ".XX").encode()))
+    assert "\\fB\\-\\-exclude\\fR=\\fIPATTERN\\fR" in documents.passages(path, path.read_bytes())[0].text
 
 
 def test_lines_are_numbered_as_an_editor_numbers_them():

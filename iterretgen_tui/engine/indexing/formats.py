@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .. import markdown_tables
-from . import restructuredtext, vimhelp
+from . import manpage, restructuredtext, vimhelp
 
 if TYPE_CHECKING:
     from .ocr import OcrRun
@@ -342,7 +342,8 @@ def text_file(text: str) -> Parsed:
     and does not end like a sentence: a rule drawn under a paragraph's last line is none.
     It also titles them alone on their line between blank ones: after a rule drawn across
     the page, or in capitals (Vim's help files, every plugin's doc/ among them; a manual
-    page saved as text). A Vim help file reads as Vim shows it (vimhelp.py)."""
+    page saved as text). A Vim help file reads as Vim shows it (vimhelp.py), a manual
+    page in troff ("tar.1") as `man` shows its text (manpage.py)."""
 
     def titled(lines: list[str], i: int) -> bool:
         above = lines[i - 1] if i else ""
@@ -350,6 +351,9 @@ def text_file(text: str) -> Parsed:
         return starts and not lines[i].rstrip().endswith((".", ",", ";", ":"))
 
     lines = source_lines(text)
+    if manpage.is_manpage(lines):
+        shown, headings, title = manpage.shown(lines)
+        return Parsed(title, _under_headings(shown, 0, headings, set()), "line")
     return _underlined(lines, titled, vimhelp.shown if vimhelp.is_help(lines) else list, _titles_alone(lines))
 
 

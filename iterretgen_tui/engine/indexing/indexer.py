@@ -44,7 +44,7 @@ from .ocr import OCR_MODES, OcrCancelled, OcrRun
 from .superseded import RemovedIndex, remove_superseded
 
 PARSER_VERSION = "1"  # bump when parsing, splitting or the embedded text changes
-MARKUP_VERSION = "24"  # bump when markup alone is read differently: only those files are read again
+MARKUP_VERSION = "25"  # bump when markup alone is read differently: only those files are read again
 PDF_VERSION = "2"  # the same for a PDF's text layer (its scanned pages are read by OCR again with it)
 BATCH_PASSAGES = 256
 BATCH_FILES = 512

@@ -1,0 +1,139 @@
+"""Manual pages (troff with the man macros: "tar.1", "tar.1.gz" as Debian keeps them) as
+`man` shows their text, one line for one, so line numbers stay true.
+
+Read as plain text, a page was its markup: the reader quoted ".TP .BR t ", " numbered Make
+numbered backups.", and keyword search could not match "--exclude", written "\\-\\-exclude".
+Here requests (lines opening with "." or "'") show nothing but the text of their
+arguments where they set it in a font (".B", ".BR"), headings (".SH", ".SS") become the
+passages' headings, a paragraph request leaves a blank line, and escapes show what they
+print (``\\-`` a hyphen, ``\\(bu`` a bullet, font changes nothing). Only the man macros
+are read; a BSD mdoc page (".Dd", ".Nm") stays plain text.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FIRST_LINES = 60  # the licence in comments comes first; .TH follows it
+_TH = re.compile(r"^[.']\s*TH\s")
+_REQUEST = re.compile(r"^[.']\s*(\S*)\s*(.*)$")
+_ARGUMENT = re.compile(r'"((?:[^"]|"")*)"?|(\S+)')
+# Requests that set their arguments in a font: all in one, or alternating two fonts.
+_ONE_FONT = frozenset({"B", "I", "SM", "SB"})
+_ALTERNATING = frozenset({"BR", "BI", "IB", "IR", "RB", "RI"})
+_HEADINGS = {"SH": 2, "SS": 3}
+_CODE_START = frozenset({"nf", "EX"})
+_CODE_END = frozenset({"fi", "EE"})
+_DEFINITION = frozenset({"de", "de1", "am", "ig"})  # a macro's body, up to "..", prints nothing here
+_BULLETS = frozenset({"•", "*", "-", "o", "+"})
+
+# Named characters, \(xx or \[name], and the man macros' strings, \*(xx or \*[name].
+_CHARACTERS = {
+    "em": "—",
+    "en": "–",
+    "hy": "-",
+    "bu": "•",
+    "aq": "'",
+    "dq": '"',
+    "lq": '"',
+    "rq": '"',
+    "oq": "'",
+    "cq": "'",
+    "co": "©",
+    "rg": "®",
+    "tm": "™",
+    "mu": "×",
+    "de": "°",
+    "ga": "`",
+    "ti": "~",
+    "ha": "^",
+    "rs": "\\",
+    "ba": "|",
+    "or": "|",
+    "->": "→",
+    "<-": "←",
+    "<=": "≤",
+    ">=": "≥",
+    "R": "®",
+    "Tm": "™",
+}
+_ESCAPE = re.compile(
+    r"\\(?:"
+    r"\((?P<two>..)|\[(?P<named>[^\]]*)\]"  # a named character
+    r"|\*(?:\((?P<s2>..)|\[(?P<sn>[^\]]*)\]|(?P<s1>.))"  # a string
+    r"|f(?:\(..|\[[^\]]*\]|.)"  # a font change
+    r"|[sn](?:[+-]?\d|\(..|\[[^\]]*\]|.)"  # a size or a number register
+    r"|[hvwoLlDXZbxNR]'[^']*'"  # motions, boxes, drawing: nothing to read
+    r"|(?P<char>.)"
+    r")"
+)
+_SIMPLE = {"-": "-", "e": "\\", "\\": "\\", " ": " ", "~": " ", "0": " ", "'": "'", "`": "`", ".": "."}
+
+
+def is_manpage(lines: list[str]) -> bool:
+    """A page of the man macros: its .TH among its first lines."""
+    return any(_TH.match(line) for line in lines[:_FIRST_LINES])
+
+
+def text(line: str) -> str:
+    """A line's text as printed: comments left out, escapes as what they print."""
+    line = re.sub(r'\\".*$', "", line)
+    line = line[:-1] if line.endswith("\\") and not line.endswith("\\\\") else line  # a line that goes on
+
+    def printed(match: re.Match) -> str:
+        named = match["two"] or match["named"] or match["s2"] or match["sn"] or match["s1"]
+        if named is not None:
+            return _CHARACTERS.get(named, "")
+        char = match["char"]
+        return _SIMPLE.get(char, "") if char is not None else ""
+
+    return _ESCAPE.sub(printed, line)
+
+
+def arguments(rest: str) -> list[str]:
+    """A request's arguments, "quoted ones" whole ("" in them a quote)."""
+    return [m[1].replace('""', '"') if m[1] is not None else m[2] for m in _ARGUMENT.finditer(rest)]
+
+
+def shown(lines: list[str]) -> tuple[list[str], dict[int, tuple[int, str]], str]:
+    """Each line as shown ("" where nothing shows; code between ``` fences), the headings
+    by line index (level, text), and the page's title, "name(section)" as .TH gives them."""
+    out = [""] * len(lines)
+    headings: dict[int, tuple[int, str]] = {}
+    title, heading_next, lead = "", 0, ""
+    skipping = code = False
+    for i, line in enumerate(lines):
+        request = _REQUEST.match(line)
+        if skipping:
+            skipping = not line.startswith("..")
+            continue
+        if request is None:  # a text line
+            shown_text = text(line)
+            if heading_next and shown_text.strip():
+                headings[i] = (heading_next, shown_text.strip())
+                heading_next = 0
+            out[i] = f"{lead}{shown_text}" if shown_text.strip() else shown_text
+            lead = "" if shown_text.strip() else lead
+            continue
+        name, args = request[1], [text(a) for a in arguments(request[2])]
+        if name in _DEFINITION:
+            skipping = True
+        elif name == "TH" and args:
+            title = f"{args[0]}({args[1]})" if len(args) > 1 else args[0]
+        elif name in _HEADINGS:
+            if args:
+                headings[i] = (_HEADINGS[name], " ".join(args))
+                out[i] = " ".join(args)
+            else:  # the heading is the next line
+                heading_next = _HEADINGS[name]
+        elif name in _ONE_FONT:
+            out[i] = f"{lead}{' '.join(args)}" if args else ""
+            lead = "" if args else lead
+        elif name in _ALTERNATING:
+            out[i] = f"{lead}{''.join(args)}"
+            lead = ""
+        elif name == "IP" and args and args[0].strip():  # a list item's tag, before its text
+            lead = "• " if args[0].strip() in _BULLETS else f"{args[0].strip()} "
+        elif name in (_CODE_END if code else _CODE_START):  # pages end no-fill where none began
+            out[i], code = "```", not code
+    return out, headings, title
