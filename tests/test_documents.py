@@ -409,6 +409,10 @@ def test_a_manual_page_reads_as_man_shows_it(tmp_path):
         *("OPTIONS", "--exclude=PATTERN", "Skip files matching PATTERN, a", "glob(7)", "wildcard."),
         *('• Keeps "14" copies.', "```", "bak --exclude '*.tmp' ~", "```"),
     ]
+    # A page named for its package's section too ("ca.1ssl"), which no other reader takes.
+    ssl = tmp_path / "ca.1ssl"
+    ssl.write_text(page)
+    assert [c.text for c in documents.passages(ssl, ssl.read_bytes(), ChunkOptions(100, 0))] == [c.text for c in chunks]
     # Without its .TH it is no manual page: its text is read as written.
     path.write_bytes(gzip.compress(page.replace(".TH", ".XX").encode()))
     assert "\\fB\\-\\-exclude\\fR=\\fIPATTERN\\fR" in documents.passages(path, path.read_bytes())[0].text

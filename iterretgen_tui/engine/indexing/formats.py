@@ -66,7 +66,17 @@ def source_lines(text: str) -> list[str]:
 
 
 def plain(text: str) -> Parsed:
-    return Parsed("", [Block(line, n) for n, line in enumerate(source_lines(text), 1)], "line")
+    """A file of a suffix no reader knows, line for line; a manual page named for its
+    section and package ("ca.1ssl", "Carp.3perl") as `man` shows it (manpage.py)."""
+    lines = source_lines(text)
+    if manpage.is_manpage(lines):
+        return _manual(lines)
+    return Parsed("", [Block(line, n) for n, line in enumerate(lines, 1)], "line")
+
+
+def _manual(lines: list[str]) -> Parsed:
+    shown, headings, title = manpage.shown(lines)
+    return Parsed(title, _under_headings(shown, 0, headings, set()), "line")
 
 
 # -- Markdown ------------------------------------------------------------------------------
@@ -352,8 +362,7 @@ def text_file(text: str) -> Parsed:
 
     lines = source_lines(text)
     if manpage.is_manpage(lines):
-        shown, headings, title = manpage.shown(lines)
-        return Parsed(title, _under_headings(shown, 0, headings, set()), "line")
+        return _manual(lines)
     return _underlined(lines, titled, vimhelp.shown if vimhelp.is_help(lines) else list, _titles_alone(lines))
 
 

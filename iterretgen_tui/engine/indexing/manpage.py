@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-_FIRST_LINES = 60  # the licence in comments comes first; .TH follows it
+_FIRST_LINES = 200  # a licence in comments, or Pod::Man's preamble of macros (136 lines), comes first
 _TH = re.compile(r"^[.']\s*TH\s")
 _REQUEST = re.compile(r"^[.']\s*(\S*)\s*(.*)$")
 _ARGUMENT = re.compile(r'"((?:[^"]|"")*)"?|(\S+)')
