@@ -396,18 +396,20 @@ def test_a_manual_page_reads_as_man_shows_it(tmp_path):
         ".SH OPTIONS\n.TP\n\\fB\\-\\-exclude\\fR=\\fIPATTERN\\fR\nSkip files matching \\fIPATTERN\\fR, a\n"
         '.BR glob (7)\nwildcard.\\" not shown\n.IP \\(bu 2\nKeeps \\*(lq14\\*(rq copies.\n'
         ".de XX\nmacro body\n..\n.nf\nbak \\-\\-exclude '*.tmp' ~\n.fi\n"
+        # A string the page defines: the first definition is the terminal's (Pod::Man's).
+        '.ds C` ""\n.ds C` ``\nRun \\*(C`bak\\*(C` daily.\n'
     )
     path = tmp_path / "bak.1.gz"
     path.write_bytes(gzip.compress(page.encode()))
     chunks = documents.passages(path, path.read_bytes(), ChunkOptions(100, 0))
     assert [(c.heading, c.location) for c in chunks] == [
         ("BAK(1) › NAME", "lines 3-4"),
-        ("BAK(1) › OPTIONS", "lines 5-18"),
+        ("BAK(1) › OPTIONS", "lines 5-21"),
     ]
     assert chunks[0].text.split("\n") == ["NAME", "bak - back up a folder"]
     assert chunks[1].text.split("\n") == [
         *("OPTIONS", "--exclude=PATTERN", "Skip files matching PATTERN, a", "glob(7)", "wildcard."),
-        *('• Keeps "14" copies.', "```", "bak --exclude '*.tmp' ~", "```"),
+        *('• Keeps "14" copies.', "```", "bak --exclude '*.tmp' ~", "```", 'Run "bak" daily.'),
     ]
     # A page named for its package's section too ("ca.1ssl"), which no other reader takes.
     ssl = tmp_path / "ca.1ssl"

@@ -75,13 +75,17 @@ def is_manpage(lines: list[str]) -> bool:
     return any(_TH.match(line) for line in lines[:_FIRST_LINES])
 
 
-def text(line: str) -> str:
-    """A line's text as printed: comments left out, escapes as what they print."""
+def text(line: str, strings: dict[str, str] | None = None) -> str:
+    """A line's text as printed: comments left out, escapes as what they print; ``strings``:
+    those the page defined (``.ds``), before the man macros' own."""
     line = re.sub(r'\\".*$', "", line)
     line = line[:-1] if line.endswith("\\") and not line.endswith("\\\\") else line  # a line that goes on
 
     def printed(match: re.Match) -> str:
-        named = match["two"] or match["named"] or match["s2"] or match["sn"] or match["s1"]
+        string = match["s2"] or match["sn"] or match["s1"]
+        if string is not None:
+            return (strings or {}).get(string, _CHARACTERS.get(string, ""))
+        named = match["two"] or match["named"]
         if named is not None:
             return _CHARACTERS.get(named, "")
         char = match["char"]
@@ -102,22 +106,27 @@ def shown(lines: list[str]) -> tuple[list[str], dict[int, tuple[int, str]], str]
     headings: dict[int, tuple[int, str]] = {}
     title, heading_next, lead = "", 0, ""
     skipping = code = False
+    strings: dict[str, str] = {}
     for i, line in enumerate(lines):
         request = _REQUEST.match(line)
         if skipping:
             skipping = not line.startswith("..")
             continue
         if request is None:  # a text line
-            shown_text = text(line)
+            shown_text = text(line, strings)
             if heading_next and shown_text.strip():
                 headings[i] = (heading_next, shown_text.strip())
                 heading_next = 0
             out[i] = f"{lead}{shown_text}" if shown_text.strip() else shown_text
             lead = "" if shown_text.strip() else lead
             continue
-        name, args = request[1], [text(a) for a in arguments(request[2])]
+        name, args = request[1], [text(a, strings) for a in arguments(request[2])]
         if name in _DEFINITION:
             skipping = True
+        elif name == "ds":  # a string; Pod::Man defines each for nroff first, as `man` shows it
+            defined, _, value = request[2].partition(" ")
+            value = value.lstrip()
+            strings.setdefault(defined, text(value[1:] if value.startswith('"') else value, strings))
         elif name == "TH" and args:
             title = f"{args[0]}({args[1]})" if len(args) > 1 else args[0]
         elif name in _HEADINGS:
