@@ -18,6 +18,7 @@ _FIRST_LINES = 200  # a licence in comments, or Pod::Man's preamble of macros (1
 _TH = re.compile(r"^[.']\s*TH\s")
 _REQUEST = re.compile(r"^[.']\s*(\S*)\s*(.*)$")
 _ARGUMENT = re.compile(r'"((?:[^"]|"")*)"?|(\S+)')
+_COMMENT = re.compile(r'\\".*$')
 # Requests that set their arguments in a font: all in one, or alternating two fonts.
 _ONE_FONT = frozenset({"B", "I", "SM", "SB"})
 _ALTERNATING = frozenset({"BR", "BI", "IB", "IR", "RB", "RI"})
@@ -78,13 +79,14 @@ def is_manpage(lines: list[str]) -> bool:
 def text(line: str, strings: dict[str, str] | None = None) -> str:
     """A line's text as printed: comments left out, escapes as what they print; ``strings``:
     those the page defined (``.ds``), before the man macros' own."""
-    line = re.sub(r'\\".*$', "", line)
+    line = _COMMENT.sub("", line)
+    strings = strings or {}
     line = line[:-1] if line.endswith("\\") and not line.endswith("\\\\") else line  # a line that goes on
 
     def printed(match: re.Match) -> str:
         string = match["s2"] or match["sn"] or match["s1"]
         if string is not None:
-            return (strings or {}).get(string, _CHARACTERS.get(string, ""))
+            return strings.get(string, _CHARACTERS.get(string, ""))
         named = match["two"] or match["named"]
         if named is not None:
             return _CHARACTERS.get(named, "")
