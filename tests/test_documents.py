@@ -530,6 +530,18 @@ def test_binary_is_refused():
             documents.decode(data)
 
 
+def test_minified_code_and_data_are_refused_and_long_prose_lines_are_not():
+    bundle = "!function(e){" + ";".join(f"var a{i}=e.f({i},'x')" for i in range(400)) + "}();"
+    for text in (bundle, f"// bundled\n{bundle}\n", '{"doc_urls":["a.html"],"index":' + "[1,2,3]," * 500 + "}"):
+        with pytest.raises(SkipFile, match=r"minified code or data \(lines of up to [\d,]+ characters\)"):
+            formats.plain(text)
+    prose = " ".join(f"Herons wade in shallow water number {i}." for i in range(60))  # 2,400 characters
+    record = f'{{"id": "1", "text": "{prose}"}}'
+    assert [block.text for block in formats.plain(record + "\n").blocks] == [record]
+    code = "\n".join(f"def f{i}(x):\n    return x + {i}" for i in range(200))
+    assert len(formats.plain(code).blocks) == 400
+
+
 def test_passages_have_the_configured_size_and_overlap():
     text = "\n".join(" ".join(f"w{i * 10 + j}" for j in range(10)) for i in range(25))  # 250 words
     chunks = split(formats.plain(text), ChunkOptions(100, 20))

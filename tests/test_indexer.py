@@ -225,7 +225,9 @@ def test_new_passage_settings_reprocess_every_file(tmp_path, emb):
     assert not needs_sync(folder, index, ChunkOptions(50, 10))
 
 
-@pytest.mark.parametrize("version, again", [("MARKUP_VERSION", "notes.md"), ("PDF_VERSION", "paper.pdf")])
+@pytest.mark.parametrize(
+    "version, again", [("MARKUP_VERSION", "notes.md"), ("PDF_VERSION", "paper.pdf"), ("PLAIN_VERSION", "plain.csv")]
+)
 def test_a_newer_reader_reads_its_files_again_and_nothing_else(tmp_path, emb, monkeypatch, version, again):
     folder = tmp_path / "docs"
     folder.mkdir()

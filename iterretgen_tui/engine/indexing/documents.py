@@ -261,6 +261,13 @@ def read_as_markup(path: Path) -> bool:
     return suffix in _MARKUP or suffix in _CONTAINERS or suffix == ".gz"  # gzip files were skipped before
 
 
+def read_as_plain(path: Path) -> bool:
+    """Whether the file is read line for line (formats.plain): code, data, and any suffix
+    no other reader takes."""
+    suffix = format_suffix(path)
+    return not (read_as_markup(path) or read_by_ocr(path) or suffix in _NOT_READ)
+
+
 def read_by_ocr(path: Path) -> bool:
     """Whether OCR may read (part of) the file: a PDF or an image."""
     return path.suffix.lower() in _READ_BY_OCR

@@ -67,11 +67,35 @@ def source_lines(text: str) -> list[str]:
 
 def plain(text: str) -> Parsed:
     """A file of a suffix no reader knows, line for line; a manual page named for its
-    section and package ("ca.1ssl", "Carp.3perl") as `man` shows it (manpage.py)."""
+    section and package ("ca.1ssl", "Carp.3perl") as `man` shows it (manpage.py).
+    Minified code and data (a site's search index, a bundled script) are refused: their
+    passages are runs of symbols that a search ranks and a reader quotes as if they said
+    something."""
     lines = source_lines(text)
+    longest = _minified(lines)
+    if longest:
+        raise SkipFile(f"minified code or data (lines of up to {longest:,} characters)")
     if manpage.is_manpage(lines):
         return _manual(lines)
     return Parsed("", [Block(line, n) for n, line in enumerate(lines, 1)], "line")
+
+
+# A line this long was written by a program: a person's code, or a paragraph of prose
+# kept on one line, rarely comes near it. Where such lines hold this share of a file and
+# are this sparse in spaces (prose and JSON of prose run 14% or more), it is minified.
+MINIFIED_LINE = 1000
+MINIFIED_SHARE = 0.4
+MINIFIED_SPACES = 0.1
+
+
+def _minified(lines: list[str]) -> int:
+    """The longest line's length where the file is minified, else 0."""
+    long = [line for line in lines if len(line) >= MINIFIED_LINE]
+    chars = sum(map(len, long))
+    if not long or chars < MINIFIED_SHARE * sum(map(len, lines)):
+        return 0
+    spaces = sum(line.count(" ") + line.count("\t") for line in long)
+    return max(map(len, long)) if spaces < MINIFIED_SPACES * chars else 0
 
 
 def _manual(lines: list[str]) -> Parsed:

@@ -34,6 +34,7 @@ from .documents import (
     passages,
     read,
     read_as_markup,
+    read_as_plain,
     read_by_ocr,
     scan,
     scan_folder,
@@ -46,6 +47,7 @@ from .superseded import RemovedIndex, remove_superseded
 PARSER_VERSION = "1"  # bump when parsing, splitting or the embedded text changes
 MARKUP_VERSION = "25"  # bump when markup alone is read differently: only those files are read again
 PDF_VERSION = "2"  # the same for a PDF's text layer (its scanned pages are read by OCR again with it)
+PLAIN_VERSION = "1"  # the same for files read line for line (code, data, manual pages)
 BATCH_PASSAGES = 256
 BATCH_FILES = 512
 BATCH_SECONDS = 5.0
@@ -293,17 +295,19 @@ def watch_folder(
 
 # The files a setting's change reads again: another OCR mode (or an index from before OCR),
 # PDFs and images only; a newer markup reader, the files read for their structure only
-# (documents.read_as_markup); a newer PDF reader, PDFs.
+# (documents.read_as_markup); a newer PDF reader, PDFs; a newer reader of the rest, the
+# rest (documents.read_as_plain).
 _REREADS: dict[str, Callable[[Path], bool]] = {
     "ocr": read_by_ocr,
     "markup": read_as_markup,
+    "plain": read_as_plain,
     "pdf": lambda path: path.suffix.lower() == ".pdf",
 }
 
 
 def _outdated(index: PassageIndex, ocr: str) -> dict[str, str]:
     """The settings of _REREADS this index was read with that differ now, with their new values."""
-    wanted = {"ocr": ocr, "markup": MARKUP_VERSION, "pdf": PDF_VERSION}
+    wanted = {"ocr": ocr, "markup": MARKUP_VERSION, "pdf": PDF_VERSION, "plain": PLAIN_VERSION}
     return {key: value for key, value in wanted.items() if index.meta(key) != value}
 
 
