@@ -167,3 +167,40 @@ def test_a_code_only_keyword_search_matches_is_found_by_hybrid_not_by_dense(tmp_
         hybrid = build_retriever("hybrid", embedder, index).retrieve(question, 1)
         assert "XQ-4471" not in [p.source for p in dense]
         assert hybrid[0].source == "XQ-4471" and hybrid[0].ranker == "lexical"
+
+
+def test_a_text_found_twice_is_returned_once_at_its_best_rank():
+    def copy(name, source, score, text):
+        return Passage(id=ord(name), text=text, title="", source=source, score=score)
+
+    dense = [
+        copy("A", "print", 0.9, "Optional  dependencies\nare off."),
+        copy("B", "page", 0.85, "Optional dependencies are off."),
+    ]
+    dense += ranked(("C", 0.5), ("D", 0.1))
+    found = fuse(dense, [], 2, dense_weight=0.7)
+    assert [(p.source, p.ranker) for p in found] == [("print", "dense"), ("C", "dense")]  # whitespace aside
+    chosen = fuse(dense, [], 3, dense_weight=0.7, choose=lambda copies: copies[-1])
+    assert [p.source for p in chosen] == ["page", "C", "D"] and chosen[0].score == found[0].score
+
+
+def test_of_copies_the_smallest_files_stands_for_them(tmp_path):
+    from iterretgen_tui.engine.indexing.indexer import sync_folder
+
+    from .fakes import HashEmbedder
+
+    section = "## Optional dependencies\n\nA dependency marked optional is built only when a feature asks for it.\n"
+    folder = tmp_path / "book"
+    folder.mkdir()
+    (folder / "features.md").write_text(f"# Features\n\n{section}", "utf-8")
+    (folder / "print.md").write_text(
+        f"# Book\n\n## Profiles\n\nProfiles set the optimisation level.\n\n{section}", "utf-8"
+    )
+    embedder = HashEmbedder()
+    index = PassageIndex.open(tmp_path / "index", embedder_identity=embedder.identity, dim=embedder.dim)
+    sync_folder(folder, index, embedder)
+    found = build_retriever("hybrid", embedder, index).retrieve("When is an optional dependency built?", 5)
+    texts = [" ".join(p.text.split()) for p in found]
+    assert len(texts) == len(set(texts)) == 4  # five passages, one of them twice
+    copied = next(p for p in found if "built only when" in p.text)
+    assert copied.source.endswith("features.md")

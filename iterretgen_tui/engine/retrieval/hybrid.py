@@ -8,6 +8,7 @@ on top (plain reciprocal-rank fusion lost to dense on MuSiQue; the comparison of
 depths and weights is in docs/evaluation.md, "Hybrid retrieval"). A passage whose whole
 title the search text names (a person, a place, a document's heading) gets a bonus: bm25
 counts a title's words one by one, and neither ranking knows that they were named together.
+A text the folder holds twice is returned once (``passages.one_per_text``).
 
 ``HybridRetriever`` has the interface of ``Retriever``, so the loop's searches (the question
 at t=1, each of feedback mode's searches at t >= 2) are all fused without the loop
@@ -24,7 +25,7 @@ from typing import Protocol
 
 from ..indexing.chunking import SECTION, heading_of
 from ..loop.answers import stems
-from ..passages import Passage
+from ..passages import Passage, one_per_text
 
 FUSION_DEPTH = 50  # ranks read from each retriever before fusing
 DENSE_WEIGHT = 0.7  # the dense ranking's share of the fused score
@@ -93,9 +94,17 @@ class HybridRetriever:
                 title_bonus=self.title_bonus,
                 code_bonus=self.code_bonus,
                 normalise=self.normalise,
+                choose=self.smallest_file if self.index is not None else None,
             )
             for query, by_dense, by_lexical in zip(queries, dense, lexical)
         ]
+
+    def smallest_file(self, copies: list[Passage]) -> Passage:
+        """Of passages holding one text, the one of the smallest file: the page rather than
+        the print-all page, the note rather than the notebook it was pasted into (the
+        best ranked of equals)."""
+        sizes = {path: record.size for path, record in self.index.file_records(p.source for p in copies).items()}
+        return min(copies, key=lambda p: sizes.get(p.source, float("inf")))
 
     def retrieve(self, query: str, k: int) -> list[Passage]:
         return self.retrieve_many([query], k)[0]
@@ -129,13 +138,15 @@ def fuse(
     title_bonus: float = TITLE_BONUS,
     code_bonus: float = CODE_BONUS,
     normalise: Callable[[Sequence[Passage]], dict[int, float]] = normalised,
+    choose: Callable[[list[Passage]], Passage] | None = None,
 ) -> list[Passage]:
     """The top k by ``dense_weight`` x dense score + the rest x keyword score (each
     ``normalise``d; a passage one ranking did not return scores 0 there), plus ``code_bonus``
     where ``named`` (the search text's ``_named``) names a code its title holds that
     titles few files (``_page_codes``), else ``title_bonus`` where it names the passage's
     whole title, or ``asked`` (its ``stems``) every word of its section's heading; ties
-    kept in dense order.
+    kept in dense order; one passage of each text, the copy ``choose`` picks standing for
+    the others (passages.one_per_text).
     Each passage says which ranking found it (``ranker``) and carries the fused score."""
     by_dense, by_lexical = normalise(dense), normalise(lexical)
     passages = {p.id: p for p in dense}  # dense first: ties keep its order
@@ -159,9 +170,10 @@ def fuse(
         return dense_weight * by_dense.get(i, 0.0) + (1 - dense_weight) * by_lexical.get(i, 0.0) + bonus
 
     fused = {i: score(i) for i in passages}
-    order = sorted(passages, key=lambda i: -fused[i])[:k]
+    order = sorted(passages, key=lambda i: -fused[i])
     tops = {p.id for p in dense[:k]}, {p.id for p in lexical[:k]}
-    return [replace(passages[i], score=fused[i], ranker=_finder(i, tops, (by_dense, by_lexical))) for i in order]
+    ranked = (replace(passages[i], score=fused[i], ranker=_finder(i, tops, (by_dense, by_lexical))) for i in order)
+    return one_per_text(ranked, k, choose)
 
 
 def _heading_named(title: str, asked: set[str] | None) -> bool:
