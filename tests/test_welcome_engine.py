@@ -108,6 +108,19 @@ def test_the_index_lists_its_largest_sections_and_the_records_asked_for(tmp_path
                 ]
             )
         assert index.headings() == [("B › Usage", "/d/b.md", 3), ("A › Setup", "/d/a.md", 2)]
+        book = [
+            NewPassage(f"Book › Part {n}", "x", "", f"b{n}{i}", np.ones(4, np.float32))
+            for n in range(3)
+            for i in range(5)
+        ]
+        with index.lock():
+            index.commit([FileUpdate(FileRecord("/d/book.md", 10, 1, 1, "h"), book)])
+        # A file's own largest sections, and no more of them than asked, leave room for the others.
+        assert index.headings(per_file=1) == [
+            ("Book › Part 0", "/d/book.md", 5),
+            ("B › Usage", "/d/b.md", 3),
+            ("A › Setup", "/d/a.md", 2),
+        ]
         assert set(index.file_records(["/d/a.md", "/nowhere.md"])) == {"/d/a.md"}
 
 

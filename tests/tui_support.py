@@ -59,7 +59,7 @@ class MemoryIndex(ListIndex):
     def file_count(self) -> int:
         return len({p.source for p in self.passages})
 
-    def headings(self, limit: int = 200) -> list[tuple[str, str, int]]:
+    def headings(self, limit: int = 1000) -> list[tuple[str, str, int]]:
         counts = Counter((p.title, p.source) for p in self.passages)  # most_common keeps first-seen order on ties
         return [(title, source, n) for (title, source), n in counts.most_common(limit)]
 

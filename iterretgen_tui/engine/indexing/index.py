@@ -285,14 +285,20 @@ class PassageIndex:
                     found[row[0]] = FileRecord(*row)
         return found
 
-    def headings(self, limit: int = 200) -> list[tuple[str, str, int]]:
-        """(title, source path, passages) of the sections holding most passages: what
-        the folder is about, for the welcome's example questions."""
+    def headings(self, limit: int = 1000, per_file: int = 20) -> list[tuple[str, str, int]]:
+        """(title, source path, passages) of the sections holding most passages, at most
+        ``per_file`` of a file: what the folder is about, for the welcome's example
+        questions. A book's print-all page or a long changelog has more large sections
+        than all the other files together, and took every row of 200; the rows run deep
+        enough to see the small sections the pages of a site share (examples._template)."""
         with self._mutex:
             rows = self._db.execute(
-                "SELECT p.title, f.path, COUNT(*) AS n FROM passages p JOIN files f ON f.id = p.file_id "
-                "GROUP BY p.file_id, p.title ORDER BY n DESC, MIN(p.id) LIMIT ?",
-                (limit,),
+                "SELECT title, path, n FROM ("
+                " SELECT p.title, f.path, COUNT(*) AS n, MIN(p.id) AS first, ROW_NUMBER() OVER"
+                " (PARTITION BY p.file_id ORDER BY COUNT(*) DESC, MIN(p.id)) AS place"
+                " FROM passages p JOIN files f ON f.id = p.file_id GROUP BY p.file_id, p.title"
+                ") WHERE place <= ? ORDER BY n DESC, first LIMIT ?",
+                (per_file, limit),
             ).fetchall()
         return [tuple(row) for row in rows]
 
