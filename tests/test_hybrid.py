@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from iterretgen_tui import models
-from iterretgen_tui.engine.indexing.index import PassageIndex
+from iterretgen_tui.engine.indexing.index import FileRecord, PassageIndex
 from iterretgen_tui.engine.indexing.indexer import sync_corpus
 from iterretgen_tui.engine.passages import Passage
 from iterretgen_tui.engine.retrieval.hybrid import HybridRetriever, _named, fuse
@@ -193,14 +193,28 @@ def test_of_copies_the_smallest_files_stands_for_them(tmp_path):
     folder = tmp_path / "book"
     folder.mkdir()
     (folder / "features.md").write_text(f"# Features\n\n{section}", "utf-8")
-    (folder / "print.md").write_text(
-        f"# Book\n\n## Profiles\n\nProfiles set the optimisation level.\n\n{section}", "utf-8"
-    )
+    profiles = "".join(f"## Profile {n}\n\nProfile {n} sets optimisation level {n}.\n\n" for n in range(8))
+    (folder / "print.md").write_text(f"# Book\n\n{profiles}{section}", "utf-8")  # over four times the page
     embedder = HashEmbedder()
     index = PassageIndex.open(tmp_path / "index", embedder_identity=embedder.identity, dim=embedder.dim)
     sync_folder(folder, index, embedder)
     found = build_retriever("hybrid", embedder, index).retrieve("When is an optional dependency built?", 5)
     texts = [" ".join(p.text.split()) for p in found]
-    assert len(texts) == len(set(texts)) == 4  # five passages, one of them twice
+    assert len(texts) == len(set(texts)) == 5  # one of them twice in the index
     copied = next(p for p in found if "built only when" in p.text)
     assert copied.source.endswith("features.md")
+
+
+def test_of_copies_in_pages_alike_the_best_ranked_stands_for_them():
+    class Records:
+        def file_records(self, paths):
+            sizes = {"book": 9000, "run": 1100, "build": 1200}
+            return {path: FileRecord(path, sizes[path], 0, 0, "") for path in paths}
+
+    retriever = HybridRetriever(Fixed([]), Fixed([]))
+    retriever.index = Records()
+    options = [
+        Passage(id=n, text="-j N: jobs", title="", source=source) for n, source in enumerate(("book", "build", "run"))
+    ]
+    assert retriever.smallest_file(options).source == "build"  # the book is a whole; the pages are alike
+    assert retriever.smallest_file(options[::2]).source == "run"

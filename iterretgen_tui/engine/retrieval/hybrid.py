@@ -36,6 +36,9 @@ TITLE_BONUS = 0.2  # added to the fused score of a passage whose title the searc
 # allow a page and a copy of it (a book's print-all page).
 CODE_BONUS = DENSE_WEIGHT
 CODE_FILES = 2
+# A file this many times larger than another holding the same text holds it as a part of a
+# whole (a book's print-all page, a collection of notes), not as a page of its own.
+WHOLE_SIZE = 4
 MIN_TITLE_CHARS = 4  # shorter titles ("A", "Go") occur inside too many texts by chance
 # A one-word heading ("Usage", "Options") is named by too many questions.
 MIN_HEADING_WORDS = 2
@@ -100,11 +103,15 @@ class HybridRetriever:
         ]
 
     def smallest_file(self, copies: list[Passage]) -> Passage:
-        """Of passages holding one text, the one of the smallest file: the page rather than
-        the print-all page, the note rather than the notebook it was pasted into (the
-        best ranked of equals)."""
-        sizes = {path: record.size for path, record in self.index.file_records(p.source for p in copies).items()}
-        return min(copies, key=lambda p: sizes.get(p.source, float("inf")))
+        """Of passages holding one text (best ranked first), the best ranked of a file
+        within ``WHOLE_SIZE`` times the smallest's size: the page rather than the print-all
+        page holding it, the note rather than the notebook it was pasted into; of pages
+        alike ("cargo build" and "cargo run", sharing their options' text), the one the
+        search ranked first, whose title the question may name."""
+        found = self.index.file_records(p.source for p in copies)
+        sizes = [found[p.source].size if p.source in found else float("inf") for p in copies]
+        least = min(sizes)
+        return next(p for p, size in zip(copies, sizes) if size <= WHOLE_SIZE * least)
 
     def retrieve(self, query: str, k: int) -> list[Passage]:
         return self.retrieve_many([query], k)[0]
