@@ -184,7 +184,7 @@ def test_a_text_found_twice_is_returned_once_at_its_best_rank():
     assert [p.source for p in chosen] == ["page", "C", "D"] and chosen[0].score == found[0].score
 
 
-def test_of_copies_the_smallest_files_stands_for_them(tmp_path):
+def test_of_copies_the_page_stands_for_the_book(tmp_path):
     from iterretgen_tui.engine.indexing.indexer import sync_folder
 
     from .fakes import HashEmbedder
@@ -216,5 +216,5 @@ def test_of_copies_in_pages_alike_the_best_ranked_stands_for_them():
     options = [
         Passage(id=n, text="-j N: jobs", title="", source=source) for n, source in enumerate(("book", "build", "run"))
     ]
-    assert retriever.smallest_file(options).source == "build"  # the book is a whole; the pages are alike
-    assert retriever.smallest_file(options[::2]).source == "run"
+    assert retriever.page_copy(options).source == "build"  # the book is a whole; the pages are alike
+    assert retriever.page_copy(options[::2]).source == "run"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePath
 
@@ -63,7 +63,7 @@ def by_section(sources: Sequence[Passage]) -> list[Section]:
 
 
 def one_per_text(
-    ranked: Sequence[Passage], k: int, choose: Callable[[list[Passage]], Passage] | None = None
+    ranked: Iterable[Passage], k: int, choose: Callable[[list[Passage]], Passage] | None = None
 ) -> list[Passage]:
     """The first ``k`` texts of ``ranked`` (whitespace aside), one passage each, at the rank,
     score and ranker of its best copy. A folder holds one text twice often enough: a page

@@ -289,8 +289,8 @@ class PassageIndex:
         """(title, source path, passages) of the sections holding most passages, at most
         ``per_file`` of a file: what the folder is about, for the welcome's example
         questions. A book's print-all page or a long changelog has more large sections
-        than all the other files together, and took every row of 200; the rows run deep
-        enough to see the small sections the pages of a site share (examples._template)."""
+        than all the other files together; and the rows run deep enough to hold the
+        small sections the pages of a site share (examples._template)."""
         with self._mutex:
             rows = self._db.execute(
                 "SELECT title, path, n FROM ("

@@ -97,12 +97,12 @@ class HybridRetriever:
                 title_bonus=self.title_bonus,
                 code_bonus=self.code_bonus,
                 normalise=self.normalise,
-                choose=self.smallest_file if self.index is not None else None,
+                choose=self.page_copy if self.index is not None else None,
             )
             for query, by_dense, by_lexical in zip(queries, dense, lexical)
         ]
 
-    def smallest_file(self, copies: list[Passage]) -> Passage:
+    def page_copy(self, copies: list[Passage]) -> Passage:
         """Of passages holding one text (best ranked first), the best ranked of a file
         within ``WHOLE_SIZE`` times the smallest's size: the page rather than the print-all
         page holding it, the note rather than the notebook it was pasted into; of pages
