@@ -16,7 +16,7 @@ tests/data/realdocs-LICENSE.txt) and reports, over the questions:
   its evidence's passages do not hold, or no word any passage holds);
 - right_file: the file cited first (the evidence's, else source [1]) holds the key fact
   (the question's "file", or one of its list where a folder holds the text twice);
-  right_file_in_sources: any source does;
+  right_file_in_sources: any source does; each record names the file cited first (cited);
 - seconds per question (models loaded and folder indexed beforehand), seconds from the
   question to the first stated answer (what the chat shows at once), and the CPU.
 It also runs on older code (no evidence, no guard, no check: those fields fall back).
@@ -105,6 +105,7 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
         "evidence_score": round(evidence.score, 4) if evidence else None,
         "evidence_support": round(evidence.support, 4) if evidence else None,
         "right_file": Path(first_file).name in files,
+        "cited": Path(first_file).name,  # a miss may cite another file that holds the key too
         "right_file_in_sources": any(Path(p.source).name in files for p in final.sources),
         "iterations": len(final.iterations),
         "seconds": round(seconds, 2),

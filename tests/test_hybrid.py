@@ -205,7 +205,7 @@ def test_of_copies_the_page_stands_for_the_book(tmp_path):
     assert copied.source.endswith("features.md")
 
 
-def test_of_copies_in_pages_alike_the_best_ranked_stands_for_them():
+def test_of_copies_in_pages_alike_the_best_ranked_or_the_named_stands_for_them():
     class Records:
         def file_records(self, paths):
             sizes = {"book": 9000, "run": 1100, "build": 1200}
@@ -214,7 +214,13 @@ def test_of_copies_in_pages_alike_the_best_ranked_stands_for_them():
     retriever = HybridRetriever(Fixed([]), Fixed([]))
     retriever.index = Records()
     options = [
-        Passage(id=n, text="-j N: jobs", title="", source=source) for n, source in enumerate(("book", "build", "run"))
+        Passage(id=n, text="-j N: jobs", title=f"{name} - The Book › Options", source=name.split()[-1])
+        for n, name in enumerate(("book", "cargo build", "cargo run"))
     ]
-    assert retriever.page_copy(options).source == "build"  # the book is a whole; the pages are alike
-    assert retriever.page_copy(options[::2]).source == "run"
+    plain = _named("How many jobs?")
+    assert retriever.page_copy(options, plain).source == "build"  # the book is a whole; the pages are alike
+    assert retriever.page_copy(options[::2], plain).source == "run"
+    # the page whose name the question says, though the other ranked first ("run" alone is no name)
+    assert retriever.page_copy(options[::-1], _named("How many jobs does cargo build run?")).source == "build"
+    # a part every page has ("The Book") tells none apart: the best ranked
+    assert retriever.page_copy(options[::-1], _named("What does the book say?")).source == "run"

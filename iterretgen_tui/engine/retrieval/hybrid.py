@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 from typing import Protocol
 
 from ..indexing.chunking import SECTION, heading_of
@@ -43,6 +44,7 @@ MIN_TITLE_CHARS = 4  # shorter titles ("A", "Go") occur inside too many texts by
 # A one-word heading ("Usage", "Options") is named by too many questions.
 MIN_HEADING_WORDS = 2
 _WORDS = re.compile(r"\w+")
+_PARTS = re.compile(r" (?:-|–|—|\||›|»|:) ")
 # A code: a word of letters and two or more digits ("E0382", "sha256", "401k"), which
 # names one thing where the embedding only sees "an error code" or "a hash"; an ordinal
 # ("17th") is none, nor a version ("v20" of "Node.js v20.20.2 Documentation", which
@@ -97,21 +99,23 @@ class HybridRetriever:
                 title_bonus=self.title_bonus,
                 code_bonus=self.code_bonus,
                 normalise=self.normalise,
-                choose=self.page_copy if self.index is not None else None,
+                choose=partial(self.page_copy, named=_named(query)) if self.index is not None else None,
             )
             for query, by_dense, by_lexical in zip(queries, dense, lexical)
         ]
 
-    def page_copy(self, copies: list[Passage]) -> Passage:
-        """Of passages holding one text (best ranked first), the best ranked of a file
-        within ``WHOLE_SIZE`` times the smallest's size: the page rather than the print-all
-        page holding it, the note rather than the notebook it was pasted into; of pages
-        alike ("cargo build" and "cargo run", sharing their options' text), the one the
-        search ranked first, whose title the question may name."""
+    def page_copy(self, copies: list[Passage], named: str) -> Passage:
+        """Of passages holding one text (best ranked first), those of a file within
+        ``WHOLE_SIZE`` times the smallest's size: the page rather than the print-all page
+        holding it, the note rather than the notebook it was pasted into. Of those, pages
+        alike ("cargo build" and "cargo run", sharing their options' text word for word),
+        the first whose title has a part the search ``named`` word for word, else the best
+        ranked: only their titles tell them apart, and an embedding weighs a title's two
+        words against a passage's hundred."""
         found = self.index.file_records(p.source for p in copies)
         sizes = [found[p.source].size if p.source in found else float("inf") for p in copies]
-        least = min(sizes)
-        return next(p for p, size in zip(copies, sizes) if size <= WHOLE_SIZE * least)
+        pages = [p for p, size in zip(copies, sizes) if size <= WHOLE_SIZE * min(sizes)]
+        return next((p for p in pages if _part_named(p.title, named)), pages[0])
 
     def retrieve(self, query: str, k: int) -> list[Passage]:
         return self.retrieve_many([query], k)[0]
@@ -181,6 +185,13 @@ def fuse(
     tops = {p.id for p in dense[:k]}, {p.id for p in lexical[:k]}
     ranked = (replace(passages[i], score=fused[i], ranker=_finder(i, tops, (by_dense, by_lexical))) for i in order)
     return one_per_text(ranked, k, choose)
+
+
+def _part_named(title: str, named: str) -> bool:
+    """A part of the title (a document's name, its site's, a heading: "cargo build - The
+    Cargo Book › Miscellaneous Options") is in ``named`` (a search's ``_named``) word for word."""
+    parts = (_named(part) for part in _PARTS.split(title))
+    return any(len(part) - 2 >= MIN_TITLE_CHARS and part in named for part in parts)
 
 
 def _heading_named(title: str, asked: set[str] | None) -> bool:
