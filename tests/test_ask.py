@@ -19,7 +19,7 @@ def ask(monkeypatch, tmp_path, capsys, drafts, *flags, corpus=CORPUS):
     monkeypatch.setattr(
         session, "Session", lambda settings, **_: FakeSession(settings, generator=generator, corpus=corpus)
     )
-    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs").mkdir(exist_ok=True)
     code = cli.main(
         [
             "ask",
@@ -71,3 +71,7 @@ def test_an_answer_that_only_restates_the_question_gives_way_to_the_reasoning(mo
     assert code == 0
     assert "Gustave Eiffel was born in Dijon." in out.out
     assert "the builder of the Eiffel Tower\n" not in out.out
+    # ... and so does the first answer, shown while a second iteration checks it
+    code, out = ask(monkeypatch, tmp_path, capsys, [draft] * 3, "--iterations", "2")
+    [first] = [line for line in out.err.splitlines() if line.startswith("first answer, ")]
+    assert first.endswith("after the question: Gustave Eiffel was born in Dijon.")

@@ -102,7 +102,8 @@ def execute(args: argparse.Namespace) -> int:
         elif isinstance(event, DraftDone):
             say(f"\n({event.trace.seconds:.1f} s)")
         elif isinstance(event, FirstAnswer):
-            say(f"first answer, {event.seconds:.1f} s after the question: {event.answer.answer}")
+            headline, body = shown_reply(event.answer)  # as the chat shows it, and the final below
+            say(f"first answer, {event.seconds:.1f} s after the question: {headline or body or event.answer.answer}")
     seconds = time.perf_counter() - started
     cid = conversation.id if conversation else history.start(args.question, str(folder))
     history.add_turn(cid, final)
