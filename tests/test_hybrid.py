@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from iterretgen_tui import models
-from iterretgen_tui.engine.indexing.index import FileRecord, PassageIndex
+from iterretgen_tui.engine.indexing.index import PassageIndex
 from iterretgen_tui.engine.indexing.indexer import sync_corpus
 from iterretgen_tui.engine.passages import Passage
 from iterretgen_tui.engine.retrieval.hybrid import HybridRetriever, _named, fuse
@@ -167,60 +167,3 @@ def test_a_code_only_keyword_search_matches_is_found_by_hybrid_not_by_dense(tmp_
         hybrid = build_retriever("hybrid", embedder, index).retrieve(question, 1)
         assert "XQ-4471" not in [p.source for p in dense]
         assert hybrid[0].source == "XQ-4471" and hybrid[0].ranker == "lexical"
-
-
-def test_a_text_found_twice_is_returned_once_at_its_best_rank():
-    def copy(name, source, score, text):
-        return Passage(id=ord(name), text=text, title="", source=source, score=score)
-
-    dense = [
-        copy("A", "print", 0.9, "Optional  dependencies\nare off."),
-        copy("B", "page", 0.85, "Optional dependencies are off."),
-    ]
-    dense += ranked(("C", 0.5), ("D", 0.1))
-    found = fuse(dense, [], 2, dense_weight=0.7)
-    assert [(p.source, p.ranker) for p in found] == [("print", "dense"), ("C", "dense")]  # whitespace aside
-    chosen = fuse(dense, [], 3, dense_weight=0.7, choose=lambda copies: copies[-1])
-    assert [p.source for p in chosen] == ["page", "C", "D"] and chosen[0].score == found[0].score
-
-
-def test_of_copies_the_page_stands_for_the_book(tmp_path):
-    from iterretgen_tui.engine.indexing.indexer import sync_folder
-
-    from .fakes import HashEmbedder
-
-    section = "## Optional dependencies\n\nA dependency marked optional is built only when a feature asks for it.\n"
-    folder = tmp_path / "book"
-    folder.mkdir()
-    (folder / "features.md").write_text(f"# Features\n\n{section}", "utf-8")
-    profiles = "".join(f"## Profile {n}\n\nProfile {n} sets optimisation level {n}.\n\n" for n in range(8))
-    (folder / "print.md").write_text(f"# Book\n\n{profiles}{section}", "utf-8")  # over four times the page
-    embedder = HashEmbedder()
-    index = PassageIndex.open(tmp_path / "index", embedder_identity=embedder.identity, dim=embedder.dim)
-    sync_folder(folder, index, embedder)
-    found = build_retriever("hybrid", embedder, index).retrieve("When is an optional dependency built?", 5)
-    texts = [" ".join(p.text.split()) for p in found]
-    assert len(texts) == len(set(texts)) == 5  # one of them twice in the index
-    copied = next(p for p in found if "built only when" in p.text)
-    assert copied.source.endswith("features.md")
-
-
-def test_of_copies_in_pages_alike_the_best_ranked_or_the_named_stands_for_them():
-    class Records:
-        def file_records(self, paths):
-            sizes = {"book": 9000, "run": 1100, "build": 1200}
-            return {path: FileRecord(path, sizes[path], 0, 0, "") for path in paths}
-
-    retriever = HybridRetriever(Fixed([]), Fixed([]))
-    retriever.index = Records()
-    options = [
-        Passage(id=n, text="-j N: jobs", title=f"{name} - The Book › Options", source=name.split()[-1])
-        for n, name in enumerate(("book", "cargo build", "cargo run"))
-    ]
-    plain = _named("How many jobs?")
-    assert retriever.page_copy(options, plain).source == "build"  # the book is a whole; the pages are alike
-    assert retriever.page_copy(options[::2], plain).source == "run"
-    # the page whose name the question says, though the other ranked first ("run" alone is no name)
-    assert retriever.page_copy(options[::-1], _named("How many jobs does cargo build run?")).source == "build"
-    # a part every page has ("The Book") tells none apart: the best ranked
-    assert retriever.page_copy(options[::-1], _named("What does the book say?")).source == "run"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePath
 
@@ -60,27 +60,3 @@ def by_section(sources: Sequence[Passage]) -> list[Section]:
         Section("" if numbered[0][1].untitled else title, source, tuple(numbered))
         for (title, source), numbered in groups.items()
     ]
-
-
-def one_per_text(
-    ranked: Iterable[Passage], k: int, choose: Callable[[list[Passage]], Passage] | None = None
-) -> list[Passage]:
-    """The first ``k`` texts of ``ranked`` (whitespace aside), one passage each, at the rank,
-    score and ranker of its best copy. A folder holds one text twice often enough: a page
-    and the site's print-all page holding every page, a file and its backup, a note pasted
-    into another. Each copy took one of the k passages a search returns, and the reader's
-    tokens, and said nothing new. ``choose`` names the copy that stands for them (all copies
-    the ranking holds, best first); the best ranked where None."""
-    copies: dict[str, list[Passage]] = {}
-    for passage in ranked:
-        key = " ".join(passage.text.split())
-        if key in copies:
-            copies[key].append(passage)
-        elif len(copies) < k:
-            copies[key] = [passage]
-    shown = []
-    for found in copies.values():
-        best = found[0]
-        chosen = choose(found) if choose and len(found) > 1 else best
-        shown.append(replace(chosen, score=best.score, ranker=best.ranker))
-    return shown

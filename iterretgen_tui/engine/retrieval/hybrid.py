@@ -8,7 +8,6 @@ on top (plain reciprocal-rank fusion lost to dense on MuSiQue; the comparison of
 depths and weights is in docs/evaluation.md, "Hybrid retrieval"). A passage whose whole
 title the search text names (a person, a place, a document's heading) gets a bonus: bm25
 counts a title's words one by one, and neither ranking knows that they were named together.
-A text the folder holds twice is returned once (``passages.one_per_text``).
 
 ``HybridRetriever`` has the interface of ``Retriever``, so the loop's searches (the question
 at t=1, each of feedback mode's searches at t >= 2) are all fused without the loop
@@ -21,12 +20,11 @@ import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from functools import partial
 from typing import Protocol
 
 from ..indexing.chunking import SECTION, heading_of
 from ..loop.answers import stems
-from ..passages import Passage, one_per_text
+from ..passages import Passage
 
 FUSION_DEPTH = 50  # ranks read from each retriever before fusing
 DENSE_WEIGHT = 0.7  # the dense ranking's share of the fused score
@@ -37,14 +35,10 @@ TITLE_BONUS = 0.2  # added to the fused score of a passage whose title the searc
 # allow a page and a copy of it (a book's print-all page).
 CODE_BONUS = DENSE_WEIGHT
 CODE_FILES = 2
-# A file this many times larger than another holding the same text holds it as a part of a
-# whole (a book's print-all page, a collection of notes), not as a page of its own.
-WHOLE_SIZE = 4
 MIN_TITLE_CHARS = 4  # shorter titles ("A", "Go") occur inside too many texts by chance
 # A one-word heading ("Usage", "Options") is named by too many questions.
 MIN_HEADING_WORDS = 2
 _WORDS = re.compile(r"\w+")
-_PARTS = re.compile(r" (?:-|–|—|\||›|»|:) ")
 # A code: a word of letters and two or more digits ("E0382", "sha256", "401k"), which
 # names one thing where the embedding only sees "an error code" or "a hash"; an ordinal
 # ("17th") is none, nor a version ("v20" of "Node.js v20.20.2 Documentation", which
@@ -99,23 +93,9 @@ class HybridRetriever:
                 title_bonus=self.title_bonus,
                 code_bonus=self.code_bonus,
                 normalise=self.normalise,
-                choose=partial(self.page_copy, named=_named(query)) if self.index is not None else None,
             )
             for query, by_dense, by_lexical in zip(queries, dense, lexical)
         ]
-
-    def page_copy(self, copies: list[Passage], named: str) -> Passage:
-        """Of passages holding one text (best ranked first), those of a file within
-        ``WHOLE_SIZE`` times the smallest's size: the page rather than the print-all page
-        holding it, the note rather than the notebook it was pasted into. Of those, pages
-        alike ("cargo build" and "cargo run", sharing their options' text word for word),
-        the first whose title has a part the search ``named`` word for word, else the best
-        ranked: only their titles tell them apart, and an embedding weighs a title's two
-        words against a passage's hundred."""
-        found = self.index.file_records(p.source for p in copies)
-        sizes = [found[p.source].size if p.source in found else float("inf") for p in copies]
-        pages = [p for p, size in zip(copies, sizes) if size <= WHOLE_SIZE * min(sizes)]
-        return next((p for p in pages if _part_named(p.title, named)), pages[0])
 
     def retrieve(self, query: str, k: int) -> list[Passage]:
         return self.retrieve_many([query], k)[0]
@@ -149,15 +129,13 @@ def fuse(
     title_bonus: float = TITLE_BONUS,
     code_bonus: float = CODE_BONUS,
     normalise: Callable[[Sequence[Passage]], dict[int, float]] = normalised,
-    choose: Callable[[list[Passage]], Passage] | None = None,
 ) -> list[Passage]:
     """The top k by ``dense_weight`` x dense score + the rest x keyword score (each
     ``normalise``d; a passage one ranking did not return scores 0 there), plus ``code_bonus``
     where ``named`` (the search text's ``_named``) names a code its title holds that
     titles few files (``_page_codes``), else ``title_bonus`` where it names the passage's
     whole title, or ``asked`` (its ``stems``) every word of its section's heading; ties
-    kept in dense order; one passage of each text, the copy ``choose`` picks standing for
-    the others (passages.one_per_text).
+    kept in dense order.
     Each passage says which ranking found it (``ranker``) and carries the fused score."""
     by_dense, by_lexical = normalise(dense), normalise(lexical)
     passages = {p.id: p for p in dense}  # dense first: ties keep its order
@@ -181,17 +159,9 @@ def fuse(
         return dense_weight * by_dense.get(i, 0.0) + (1 - dense_weight) * by_lexical.get(i, 0.0) + bonus
 
     fused = {i: score(i) for i in passages}
-    order = sorted(passages, key=lambda i: -fused[i])
+    order = sorted(passages, key=lambda i: -fused[i])[:k]
     tops = {p.id for p in dense[:k]}, {p.id for p in lexical[:k]}
-    ranked = (replace(passages[i], score=fused[i], ranker=_finder(i, tops, (by_dense, by_lexical))) for i in order)
-    return one_per_text(ranked, k, choose)
-
-
-def _part_named(title: str, named: str) -> bool:
-    """A part of the title (a document's name, its site's, a heading: "cargo build - The
-    Cargo Book › Miscellaneous Options") is in ``named`` (a search's ``_named``) word for word."""
-    parts = (_named(part) for part in _PARTS.split(title))
-    return any(len(part) - 2 >= MIN_TITLE_CHARS and part in named for part in parts)
+    return [replace(passages[i], score=fused[i], ranker=_finder(i, tops, (by_dense, by_lexical))) for i in order]
 
 
 def _heading_named(title: str, asked: set[str] | None) -> bool:
