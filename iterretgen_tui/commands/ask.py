@@ -102,8 +102,7 @@ def execute(args: argparse.Namespace) -> int:
         elif isinstance(event, DraftDone):
             say(f"\n({event.trace.seconds:.1f} s)")
         elif isinstance(event, FirstAnswer):
-            headline, body = shown_reply(event.answer)  # as the chat shows it, and the final below
-            say(f"first answer, {event.seconds:.1f} s after the question: {headline or body or event.answer.answer}")
+            say(f"first answer, {event.seconds:.1f} s after the question: {said_as_shown(event.answer)}")
     seconds = time.perf_counter() - started
     cid = conversation.id if conversation else history.start(args.question, str(folder))
     history.add_turn(cid, final)
@@ -170,10 +169,7 @@ def readable_answer(final: FinalAnswer) -> str:
         else "From your documents: nothing relevant found."
     )
     weak = weakness(final)
-    # As the chat shows it: an answer that only restates the question ("What does F5
-    # open?" -> "F5") gives way to the draft's reasoning.
-    headline, body = shown_reply(final)
-    said = headline or body or final.answer
+    said = said_as_shown(final)
     if weak is None:
         return f"\n{said}\n\n{evidence}\n"
     stated = (
@@ -182,3 +178,10 @@ def readable_answer(final: FinalAnswer) -> str:
         else ""
     )
     return f"\n{weak.message()}\n{evidence}{stated}\n"
+
+
+def said_as_shown(final: FinalAnswer) -> str:
+    """The answer as the chat shows it: one that only restates the question ("What does
+    F5 open?" -> "F5") gives way to the draft's reasoning."""
+    headline, body = shown_reply(final)
+    return headline or body or final.answer
