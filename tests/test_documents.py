@@ -169,6 +169,23 @@ def test_pdf_running_heads_feet_and_dot_leaders_are_not_read(tmp_path):
     ]
 
 
+def test_a_short_chapters_running_head_carries_the_pages_number(tmp_path):
+    # Three pages of one chapter make its head a running one; a chapter of two pages is
+    # known by the printed page number its head carries, as the others' do (page - 1).
+    pages = [["Cover"]]
+    pages += [[f"Chapter 1: Setup {n}", f"Setup step {n} is done by hand.", "The crane needs oil."] for n in (1, 2, 3)]
+    pages += [[f"Chapter 2: Care {n}", f"Revision {n + 3}", "Grease the cable."] for n in (4, 5)]
+    path = tmp_path / "manual.pdf"
+    path.write_bytes(docfolder.pdf_bytes(pages))
+    lines = [(b.page, b.text) for b in formats.pdf(path.read_bytes()).blocks]
+    assert [text for page, text in lines if page >= 5] == [
+        "Revision 7",  # a number, but not the page's
+        "Grease the cable.",
+        "Revision 8",
+        "Grease the cable.",
+    ]
+
+
 def test_docx_headings_title_and_tables(folder):
     chunks = chunks_of(folder / "report.docx")
     assert [c.heading for c in chunks] == ["Quarterly Report › Revenue", "Quarterly Report › Staff"]
@@ -364,6 +381,24 @@ def test_a_text_file_titles_a_line_alone_after_a_rule_or_in_capitals(tmp_path):
     for first in ("cmake_minimum_required(VERSION 3.10)", "6b2fefb9"):
         note.write_text(f"{first}\n\nThe bucket is acme-backups.\n")
         assert [c.heading for c in documents.passages(note, note.read_bytes(), ChunkOptions(100, 0))] == [""]
+
+
+def test_a_text_file_titles_a_line_alone_over_a_list(tmp_path):
+    # A NEWS file's releases, each over its list of changes: every passage of a release's
+    # list is titled by it. A lead-in that ends like a sentence or introduces the list,
+    # an item's line, an indented line or a line that a paragraph runs on to is text.
+    news = tmp_path / "NEWS"
+    news.write_text(
+        "tool 2.2 (2022-03-27)\n* image/jxl: new type\n* faster start\n\n"
+        "tool 2.1 (2020-12-31)\n* image/heif: new type\n\nThe changes are:\n* none\n\n"
+        "We changed these\nthings today.\n* none\n\n  indented line\n* none\n"
+    )
+    chunks = documents.passages(news, news.read_bytes(), ChunkOptions(100, 0))
+    assert [c.heading for c in chunks] == ["tool 2.2 (2022-03-27)", "tool 2.1 (2020-12-31)"]
+    assert chunks[0].text == "* image/jxl: new type\n* faster start"
+    assert chunks[1].text.endswith(
+        "The changes are:\n* none\nWe changed these\nthings today.\n* none\nindented line\n* none"
+    )
 
 
 def test_a_vim_help_file_reads_as_vim_shows_it(tmp_path):

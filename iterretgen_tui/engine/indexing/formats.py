@@ -406,6 +406,8 @@ def _titles_alone(lines: list[str]) -> dict[int, tuple[str, str]]:
     first = next((i for i, line in enumerate(lines) if line.strip()), -1)
     for i, line in enumerate(lines):
         below = lines[i + 1] if i + 1 < len(lines) else ""
+        if _titles_a_list(lines, i):
+            titles[i] = ("list", " ".join(line.split()))
         if not line.strip() or below.strip() or _RST_ADORNMENT.match(line) or line[:1].isspace():
             continue
         title = " ".join(vimhelp.untagged(line).split())  # "*05.1*	The vimrc file	*vimrc-intro*"
@@ -424,6 +426,24 @@ def _titles_alone(lines: list[str]) -> dict[int, tuple[str, str]]:
         ):
             titles[i] = ("first", title)
     return titles
+
+
+def _titles_a_list(lines: list[str], i: int) -> bool:
+    """A line alone over a list, a blank line or the file's start above it, that ends no
+    sentence and introduces nothing: a NEWS file's "shared-mime-info 2.2 (2022-03-27)" over
+    that release's changes, a note's "Standup 3 March" over its points. Left in the text,
+    the release was in none of the passages cut from its list but the first, and which
+    release added a type was answered from another release's line."""
+    line, below = lines[i], lines[i + 1] if i + 1 < len(lines) else ""
+    if not line.strip() or line[:1].isspace() or _LIST_ITEM.match(line) or not _LIST_ITEM.match(below):
+        return False
+    words = line.split()
+    return (
+        (i == 0 or not lines[i - 1].strip())
+        and len(words) <= MAX_TITLE_WORDS
+        and bool(re.search(r"[^\W\d_]", line))
+        and not line.rstrip().endswith((".", ",", ";", ":", "!", "?"))
+    )
 
 
 def _underlined(
@@ -619,6 +639,7 @@ def _items(soup) -> tuple[set[int], set[int]]:
 MIN_PAGE_CHARS = 16
 RUNNING_PAGES = 3
 _NUMBERS = re.compile(r"\d+")
+_END_NUMBERS = re.compile(r"^(\d+)\b|\b(\d+)$")
 # A contents page's dot leaders ("2.3 Simple parsing . . . . . . 4"): every dot was a word.
 _LEADER = re.compile(r"[ \t]*(?:\.[ \t]*){5,}")
 
@@ -667,11 +688,37 @@ def pdf(data: bytes, ocr: OcrRun | None = None) -> Parsed:
 
 def _running(pages: list[list[str]]) -> set[str]:
     """Running heads and feet: a line among the first two or the last two of
-    ``RUNNING_PAGES`` or more pages, numbers made alike ("Chapter 2: Utilities 6", a page
-    number alone). Read as text, a book's title began every page's first sentence
-    ("Shared MIME-info Database • A magic-deleteall element ...")."""
-    seen = Counter(_alike(line) for lines in pages for line in {*lines[:2], *lines[-2:]})
-    return {line for line, count in seen.items() if count >= RUNNING_PAGES and line}
+    ``RUNNING_PAGES`` or more pages, numbers made alike ("Chapter 4: Function reference
+    12", a page number alone); and one on two pages that carries the page's printed
+    number, as those lines do (a short chapter's "Chapter 2: ASN.1 structure handling 3",
+    which began a passage and a quote). Read as text, a book's title began every page's
+    first sentence ("Shared MIME-info Database • A magic-deleteall element ...")."""
+    edges = [{*lines[:2], *lines[-2:]} for lines in pages]
+    seen = Counter(_alike(line) for lines in edges for line in lines)
+    running = {line for line, count in seen.items() if count >= RUNNING_PAGES and line}
+    # The printed number is the page's index less an offset that the running lines agree on.
+    offsets = Counter(
+        n - number
+        for n, lines in enumerate(edges, 1)
+        for line in lines
+        if _alike(line) in running
+        for number in _end_numbers(line)
+    )
+    if not offsets or offsets.most_common(1)[0][1] < RUNNING_PAGES:
+        return running
+    offset = offsets.most_common(1)[0][0]
+    return running | {
+        _alike(line)
+        for n, lines in enumerate(edges, 1)
+        for line in lines
+        if seen[_alike(line)] >= 2 and n - offset in _end_numbers(line)
+    }
+
+
+def _end_numbers(line: str) -> set[int]:
+    """The numbers a line starts or ends with (where a page's number is printed)."""
+    found = _END_NUMBERS.findall(line.strip())
+    return {int(a or b) for a, b in found}
 
 
 def _within_running(lines: list[str], running: set[str]) -> tuple[int, int]:
