@@ -114,6 +114,22 @@ def test_sentences_as_a_page_draws_them():
     ]
 
 
+def test_a_pdfs_bulleted_list_is_items_led_in_by_their_sentence():
+    # A PDF's text layer draws bullets as "•"; run together, its list was one sentence.
+    # Short items all go on the sentence that leads in: only the first did.
+    types = "The parser can manage these types:\n• INTEGER;\n• BOOLEAN;\n• NULL;\nIt does not handle the REAL type."
+    assert sentences(types) == [
+        "The parser can manage these types: • INTEGER; • BOOLEAN; • NULL;",
+        "It does not handle the REAL type.",
+    ]
+    steps = "Before you start:\n• Read the whole manual first.\n• Check the cable."
+    assert statements(steps) == [
+        ("Before you start:", None),
+        ("• Read the whole manual first.", 1),
+        ("• Check the cable.", 2),
+    ]
+
+
 def test_a_code_blocks_lines_stay_lines_where_its_fences_are_known():
     built = "Build it with this command:\n```\n$ cargo build\nCompiling hello v0.1.0\n```\nThe binary is in target."
     assert sentences(built) == [
@@ -188,6 +204,30 @@ def test_the_evidence_is_the_sentence_closest_to_the_question_with_its_citation(
     assert evidence.citation == "docs/tui.md (lines 1-4)"
     evidence = choose_evidence("When does the adaptive stop end the loop?", FOLDER, HashEmbedder(dim=512))
     assert evidence.n == 3 and "two consecutive answers agree" in evidence.text
+
+
+def test_a_yes_or_no_is_quoted_from_the_sentence_its_draft_rests_on():
+    passages = [
+        Passage(1, "The specification proposes a standard way of getting the type of a file.", "Spec", "s.pdf"),
+        Passage(2, "Many filesystems lack extended attributes, so no program may rely on them.", "Attrs", "s.pdf"),
+    ]
+    question = "Can an implementation rely on the type of a file being available?"
+    draft = "Many filesystems lack extended attributes, so no program may rely on them. So the answer is no."
+    assert choose_evidence(question, passages, HashEmbedder(dim=512)).n == 1  # the question alone
+    evidence = choose_evidence(question, passages, HashEmbedder(dim=512), "no", draft=draft)
+    assert evidence.n == 2
+    # Where the support is concerned, the reasoning counts for nothing: a no is declined as before.
+    assert evidence.support == choose_evidence(question, passages, HashEmbedder(dim=512), "no").support
+
+
+def test_an_answer_that_only_a_heading_says_is_quoted_from_under_it():
+    passages = [
+        Passage(1, "The tool package contains the type database and its command.", "README", "README.md"),
+        Passage(2, "* image/heif: new type\n* image/jxl: new type", "tool 2.2 (2022-03-27)", "NEWS"),
+    ]
+    question = "When was the tool release that added the image/jxl type out?"
+    evidence = choose_evidence(question, passages, HashEmbedder(dim=512), "2022-03-27")
+    assert (evidence.source, evidence.text) == ("NEWS", "• image/jxl: new type")
 
 
 def test_a_sentence_whose_markup_glues_the_answer_to_a_word_still_backs_it():

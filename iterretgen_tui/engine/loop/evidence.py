@@ -49,8 +49,10 @@ ALSO_SHARE = 0.5
 
 # A sentence ends at a stop that whitespace follows ("config.toml" does not end one; see
 # sentences.py for "St. Louis"), a blank line, or before a list item or heading; single
-# line breaks are hard wraps (Markdown, plain text) inside a sentence.
-_BLOCK_END = r"\n\s*\n|\n(?=[ \t]*(?:[-*+>]|#{1,6}|\d+[.)])\s)"  # a paragraph's or list item's end
+# line breaks are hard wraps (Markdown, plain text) inside a sentence. A list item starts
+# with a bullet (a PDF's or a manual page's "•" too: run together, a PDF's list was one
+# sentence) or a number.
+_BLOCK_END = r"\n\s*\n|\n(?=[ \t]*(?:[-*+•>]|#{1,6}|\d+[.)])\s)"  # a paragraph's or list item's end
 _SENTENCE_END = re.compile(rf"{_BLOCK_END}|{SENTENCE_GAP}")
 # A code fence's line, with its language ("```js"): a code block's edge, where a sentence
 # ends and what a cut sentence takes from beside it stops.
@@ -63,12 +65,12 @@ _HEADING = re.compile(r"^[ \t]*#{1,6}\s")
 # Quote marks and bullets are how a page is drawn, not words: a quote's ">" goes (where a
 # quote starts or ends, so does its sentence), a bullet shows as "•".
 _QUOTE_MARKS = re.compile(r"^[ \t]*(?:>[ \t]?)+")
-_BULLET = re.compile(r"^[-*+][ \t]+")
+_BULLET = re.compile(r"^[-*+•][ \t]+")
 DRAWN_BULLET = "• "
 # Passages keep no blank lines, so a list item ran on into the paragraph after it
 # ("* Returns: {string}" then "The `path.dirname()` method returns ..."): an item's line
 # that a capitalised line follows ends its sentence (not one ending in a colon).
-_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]")
+_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d+[.)])[ \t]")
 _CAPITALISED = re.compile(r"^[ \t]*[A-Z]")
 _ENDED = re.compile(r"""(?:[.!?]["')\]]*|:|\n\s*\n)\s*$""")  # text that ends where a sentence does
 _WORD = re.compile(r"\S+")
@@ -127,17 +129,25 @@ def statements(text: str) -> list[tuple[str, int | None]]:
     passage; None outside a list): "It costs 45 EUR a month." goes on the item "- We
     switch to FiberCo in April." it follows on that item's line. A table's row is an item
     of its own. A code block's lines stay lines (run together, a quoted block read "$ cargo
-    build Compiling hello_cargo v0.1.0 ..."): only their words are scored and read."""
+    build Compiling hello_cargo v0.1.0 ..."): only their words are scored and read. Items
+    too short to stand alone all go on the sentence that introduces them ("... the parser
+    can manage: • INTEGER; • BOOLEAN; • NULL;"): only the first did, the others were
+    dropped, and a list's question was answered with its first item."""
     found: list[tuple[str, int | None]] = []
+    gathering = False  # the last statement takes the short items that follow it
     drawn, rows = _drawn(text)
     code = _code_lines(text)
     for block, part in enumerate(re.split(_BLOCK_END, drawn)):
         item = block if _ITEM.match(part) or part.strip() in rows else None
         for sentence in re.split(SENTENCE_GAP, part):
             words = _words(sentence)
-            if words and len(words) < MIN_WORDS and found and found[-1][0].endswith(":"):
-                found[-1] = (f"{found[-1][0]} {' '.join(words)}", found[-1][1])
-                continue
+            short = 0 < len(words) < MIN_WORDS
+            if short and found and (gathering or found[-1][0].endswith(":")):
+                if len(found[-1][0].split()) + len(words) <= MAX_WORDS:
+                    found[-1] = (f"{found[-1][0]} {' '.join(words)}", found[-1][1])
+                    gathering = item is not None
+                    continue
+            gathering = False
             spans = [[start, min(start + MAX_WORDS, len(words))] for start in range(0, len(words), MAX_WORDS)]
             if len(spans) > 1 and spans[-1][1] - spans[-1][0] < MIN_WORDS:  # a run-on's last words ("with one.")
                 tail = spans.pop()
@@ -281,7 +291,8 @@ def choose_evidence(
     """The sentence closest to the question, among those that mention ``answer`` when
     some do (where none does and the answer is a statement, the sentence closest to the
     question with it), with its closer neighbour; None when no passage has a sentence. An
-    answer of no content words ("yes") is not looked for. With ``draft``, ``also`` quotes the
+    answer of no content words ("yes") is not looked for: its sentence is the one closest to
+    the question with the draft's reasoning. With ``draft``, ``also`` quotes the
     sentence closest to it with the question that the first quote does not hold. With
     ``around``, a sentence cut by the passage's first or last word is completed from
     the passage beside it. Its ``support`` is the best any sentence scores against the
@@ -300,15 +311,26 @@ def choose_evidence(
         # "What does E4 mean?" -> "E4" adds nothing to the question; the draft's
         # reasoning, which the chat shows in its place, is what is backed or not.
         with_answer.append(f"{question} {reasoning(draft)}")
+    # A yes or a no rests on what the draft read: nearest the question alone, "Can an
+    # implementation rely on it?" was quoted from a list of what the specification proposes.
+    yes_or_no = answer.strip() and not content_words(answer)
+    with_reasons = [f"{question} {reasoning(draft)}"] if yes_or_no and content_words(draft) else []
     with_draft = [f"{draft}\n{question}"] if content_words(draft) else []
-    queries = embedder.embed_queries([question, *with_answer, *with_context, *with_draft])
+    queries = embedder.embed_queries([question, *with_answer, *with_context, *with_reasons, *with_draft])
     vectors = embedder.embed_batch([under_heading(passages[n - 1], s) for n, _, s in candidates])
-    support = float((vectors @ queries[: 1 + len(with_answer) + len(with_context)].T).max())
+    supporting = 1 + len(with_answer) + len(with_context)
+    support = float((vectors @ queries[:supporting].T).max())
     backing = backing_sentences([s for *_, s in candidates], answer) if with_answer else []
+    if with_answer and not backing and not states(answer):
+        # Where no sentence names the answer, its passage's title may ("tool 2.2
+        # (2022-03-27)" over the release's changes, for when it came out): the sentences
+        # under it back it.
+        backing = [k for k, (n, _, s) in enumerate(candidates) if backs(f"{passages[n - 1].title}: {s}", answer)]
     # A statement no sentence backs (an open question's summary, an answer in words of its
     # own) comes from the sentence nearest it with the question: nearest the question alone,
     # how the debugger's watchers work was quoted from the page's opening line.
-    scores = vectors @ queries[1 if with_answer and not backing and states(answer) else 0]
+    by_answer = 1 if with_answer and not backing and states(answer) else 0
+    scores = vectors @ queries[supporting if with_reasons else by_answer]
     best = max(backing or range(len(candidates)), key=lambda k: scores[k])
     n, i, _ = candidates[best]
     passage, own = passages[n - 1], split[n - 1]
