@@ -10,6 +10,7 @@ import threading
 
 from iterretgen_tui import cli, models, session
 from iterretgen_tui.engine.loop import iterretgen, outcome
+from iterretgen_tui.engine.loop.answers import only_restates
 from iterretgen_tui.engine.loop.conversation import (
     REWRITE_INSTRUCTION,
     Turn,
@@ -498,6 +499,9 @@ def test_an_answer_that_restates_the_question_is_no_headline():
     # Its closing sentence says nothing the reasoning did not: it is left out.
     assert reply_text(final) == "HAART therapy combines drugs [1]."
     assert not restates(run(ScriptedGenerator(by_kind(REWRITE)), turns=())[-1])  # "Dijon" is an answer
+    # A possessive's "s" aside, the question's own subject is no answer either.
+    assert only_restates("asn1Parser", "Which of the asn1Parser's options only checks the syntax?")
+    assert not only_restates("asn1Parser", "Which tool's option only checks the syntax?")
     # A draft that is its answer, save the full stop, is said once; a restating answer's
     # draft is still the reply.
     said = dataclasses.replace(final, answer="Dijon is the answer", draft="Dijon is the answer.")

@@ -15,6 +15,7 @@ _PUNCT = str.maketrans("", "", string.punctuation)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CITATION = re.compile(r"\[\d+\]")
 _CODE_SPAN = re.compile(r"`([^`]+)`")
+_POSSESSIVE = re.compile(r"['’]s\b")
 
 # Words that carry no fact: an answer made only of them cannot be checked against passages.
 STOPWORDS = frozenset(
@@ -72,10 +73,11 @@ def named(tokens: Sequence[str]) -> list[str]:
 
 def only_restates(answer: str, question: str) -> bool:
     """The answer only repeats words of the question ("What is HAART therapy and how does
-    it differ from AZT?" -> "HAART therapy"). "Yes" and "no" have no content words and
+    it differ from AZT?" -> "HAART therapy"; "Which of the parser's options ...?" ->
+    "the parser", its possessive's "s" aside). "Yes" and "no" have no content words and
     are answers."""
     words = content_words(answer)
-    return bool(words) and words <= content_words(question)
+    return bool(words) and words <= content_words(question) | content_words(_POSSESSIVE.sub("", question))
 
 
 # What a word ends with in its other forms ("closes", "closed", "closing" of "close").
