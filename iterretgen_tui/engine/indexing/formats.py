@@ -704,9 +704,9 @@ def _running(pages: list[list[str]]) -> set[str]:
         if _alike(line) in running
         for number in _end_numbers(line)
     )
-    if not offsets or offsets.most_common(1)[0][1] < RUNNING_PAGES:
+    [(offset, pages_agreeing)] = offsets.most_common(1) or [(0, 0)]
+    if pages_agreeing < RUNNING_PAGES:
         return running
-    offset = offsets.most_common(1)[0][0]
     return running | {
         _alike(line)
         for n, lines in enumerate(edges, 1)

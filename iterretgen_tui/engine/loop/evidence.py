@@ -132,7 +132,7 @@ def statements(text: str) -> list[tuple[str, int | None]]:
     build Compiling hello_cargo v0.1.0 ..."): only their words are scored and read. Items
     too short to stand alone all go on the sentence that introduces them ("... the parser
     can manage: • INTEGER; • BOOLEAN; • NULL;"): only the first did, the others were
-    dropped, and a list's question was answered with its first item."""
+    dropped."""
     found: list[tuple[str, int | None]] = []
     gathering = False  # the last statement takes the short items that follow it
     drawn, rows = _drawn(text)
@@ -313,7 +313,7 @@ def choose_evidence(
         with_answer.append(f"{question} {reasoning(draft)}")
     # A yes or a no rests on what the draft read: nearest the question alone, "Can an
     # implementation rely on it?" was quoted from a list of what the specification proposes.
-    yes_or_no = answer.strip() and not content_words(answer)
+    yes_or_no = bool(answer.strip()) and not content_words(answer)
     with_reasons = [f"{question} {reasoning(draft)}"] if yes_or_no and content_words(draft) else []
     with_draft = [f"{draft}\n{question}"] if content_words(draft) else []
     queries = embedder.embed_queries([question, *with_answer, *with_context, *with_reasons, *with_draft])
