@@ -15,6 +15,9 @@ from iterretgen_tui.engine.indexing.staleness import CHANGED, DELETED, stale_sou
 def test_a_heading_becomes_a_question():
     assert question_for("iterretgen-chat › Better models") == "What does iterretgen-chat say about better models?"
     assert question_for("Guide › GPU setup") == "What does Guide say about GPU setup?"
+    # A heading's leading article reads in lower case mid-sentence, as a name's does.
+    assert question_for("Spec › The source XML files") == "What does Spec say about the source XML files?"
+    assert question_for("Books › The Hobbit") == "What does Books say about The Hobbit?"
     assert question_for("FAQ › How do I pull a model") == "How do I pull a model?"
     assert question_for("FAQ › Why is it slow?") == "Why is it slow?"
     assert question_for("Gustave Eiffel") == "What do the documents say about Gustave Eiffel?"

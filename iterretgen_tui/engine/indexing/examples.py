@@ -48,7 +48,7 @@ def question_for(title: str) -> str:
     words = heading.lower().split()
     if (words[0] in WH_WORDS and len(words) > 1 and words[1] in AUXILIARIES) or words[0] in AUXILIARIES - {"to"}:
         return f"{heading}?"
-    topic = heading if _proper(heading) or _title_case(heading) else heading[0].lower() + heading[1:]
+    topic = _in_sentence(heading) if _proper(heading) or _title_case(heading) else heading[0].lower() + heading[1:]
     name = _unshouted(NUMBERING.sub("", document_of(document)))
     if name and len(name.split()) <= MAX_NAME_WORDS and "?" not in name and name.lower() not in GENERIC_NAMES:
         return f"What does {_in_sentence(name)} say about {topic}?"
