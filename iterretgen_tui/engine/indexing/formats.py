@@ -411,11 +411,7 @@ def _titles_alone(lines: list[str]) -> dict[int, tuple[str, str]]:
         if not line.strip() or below.strip() or _RST_ADORNMENT.match(line) or line[:1].isspace():
             continue
         title = " ".join(vimhelp.untagged(line).split())  # "*05.1*	The vimrc file	*vimrc-intro*"
-        if (
-            not re.search(r"[^\W\d_]", title)
-            or len(title.split()) > MAX_TITLE_WORDS
-            or title.endswith((".", ",", ";", ":", "!"))
-        ):
+        if not _title_like(title):
             continue
         if i and _RULE.match(lines[i - 1]):
             titles[i] = ("rule", title)
@@ -437,12 +433,17 @@ def _titles_a_list(lines: list[str], i: int) -> bool:
     line, below = lines[i], lines[i + 1] if i + 1 < len(lines) else ""
     if not line.strip() or line[:1].isspace() or _LIST_ITEM.match(line) or not _LIST_ITEM.match(below):
         return False
-    words = line.split()
+    title = " ".join(line.split())
+    return (i == 0 or not lines[i - 1].strip()) and _title_like(title) and not title.endswith("?")
+
+
+def _title_like(title: str) -> bool:
+    """Words a title may be: a letter among them, ``MAX_TITLE_WORDS`` at most, and no
+    sentence's or clause's end ("Go back by minutes.", "Run:")."""
     return (
-        (i == 0 or not lines[i - 1].strip())
-        and len(words) <= MAX_TITLE_WORDS
-        and bool(re.search(r"[^\W\d_]", line))
-        and not line.rstrip().endswith((".", ",", ";", ":", "!", "?"))
+        bool(re.search(r"[^\W\d_]", title))
+        and len(title.split()) <= MAX_TITLE_WORDS
+        and not title.endswith((".", ",", ";", ":", "!"))
     )
 
 

@@ -325,7 +325,7 @@ def choose_evidence(
         # Where no sentence names the answer, its passage's title may ("tool 2.2
         # (2022-03-27)" over the release's changes, for when it came out): the sentences
         # under it back it.
-        backing = [k for k, (n, _, s) in enumerate(candidates) if backs(f"{passages[n - 1].title}: {s}", answer)]
+        backing = backing_sentences([f"{passages[n - 1].title}: {s}" for n, _, s in candidates], answer)
     # A statement no sentence backs (an open question's summary, an answer in words of its
     # own) comes from the sentence nearest it with the question: nearest the question alone,
     # how the debugger's watchers work was quoted from the page's opening line.
