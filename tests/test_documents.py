@@ -422,6 +422,12 @@ def test_a_vim_help_file_reads_as_vim_shows_it(tmp_path):
     assert "To undo, see |undo-commands|: >" in chunk.text.split("\n")
 
 
+def _gzipped_page(path, page):
+    """A manual page gzipped as Debian keeps it, and its passages."""
+    path.write_bytes(gzip.compress(page.encode()))
+    return path, documents.passages(path, path.read_bytes(), ChunkOptions(100, 0))
+
+
 def test_a_manual_page_reads_as_man_shows_it(tmp_path):
     # troff with the man macros, gzipped as Debian keeps it: requests show only the text
     # they set in a font, headings head the passages, escapes print what they stand for.
@@ -433,16 +439,14 @@ def test_a_manual_page_reads_as_man_shows_it(tmp_path):
         # A string the page defines: the first definition is the terminal's (Pod::Man's).
         '.ds C` ""\n.ds C` ``\nRun \\*(C`bak\\*(C` daily.\n'
     )
-    path = tmp_path / "bak.1.gz"
-    path.write_bytes(gzip.compress(page.encode()))
-    chunks = documents.passages(path, path.read_bytes(), ChunkOptions(100, 0))
+    path, chunks = _gzipped_page(tmp_path / "bak.1.gz", page)
     assert [(c.heading, c.location) for c in chunks] == [
         ("BAK(1) › NAME", "lines 3-4"),
         ("BAK(1) › OPTIONS", "lines 5-21"),
     ]
     assert chunks[0].text.split("\n") == ["NAME", "bak - back up a folder"]
     assert chunks[1].text.split("\n") == [
-        *("OPTIONS", "--exclude=PATTERN", "Skip files matching PATTERN, a", "glob(7)", "wildcard."),
+        *("OPTIONS", "--exclude=PATTERN:", "Skip files matching PATTERN, a", "glob(7)", "wildcard."),
         *('• Keeps "14" copies.', "```", "bak --exclude '*.tmp' ~", "```", 'Run "bak" daily.'),
     ]
     # A page named for its package's section too ("ca.1ssl"), which no other reader takes.
@@ -452,6 +456,45 @@ def test_a_manual_page_reads_as_man_shows_it(tmp_path):
     # Without its .TH it is no manual page: its text is read as written.
     path.write_bytes(gzip.compress(page.replace(".TH", ".XX").encode()))
     assert "\\fB\\-\\-exclude\\fR=\\fIPATTERN\\fR" in documents.passages(path, path.read_bytes())[0].text
+
+
+def test_asciidoctors_manual_pages_are_read_with_their_terms(tmp_path):
+    # Asciidoctor ends a macro's body with ".  ." inside a conditional: taken for more of
+    # the body, the whole page was skipped ("no text found"). Its options are one-line
+    # paragraphs with their description indented under them (.RS): each term ends with a
+    # colon, as a tagged paragraph's tag does, so the description reads as what it defines.
+    page = (
+        '.TH "COLUMN" "1"\n.de URL\n\\fI\\$2\\fP\n..\n.if \\n[.g] \\{\\\n.  am URL\n.    ad l\n.  .\n.\\}\n'
+        '.SH "OPTIONS"\n.sp\nAn example follows.\n.RS 4\ncolumn \\-t\n.RE\n'
+        ".sp\n\\fB\\-t, \\-\\-table\\fP\n.RS 4\nCreate a table.\n.RE\n"
+    )
+    _, [chunk] = _gzipped_page(tmp_path / "column.1.gz", page)
+    assert chunk.text.split("\n") == ["OPTIONS", "An example follows.", "column -t", "-t, --table:", "Create a table."]
+
+
+def test_a_bsd_manual_page_reads_as_man_shows_it(tmp_path):
+    # The mdoc macros (OpenSSH's and tmux's pages): read as written, a page was its macros
+    # (".It Fl A"). A macro line prints its words, flags with their dash, ".Op" in
+    # brackets; a tagged list's item is its tag with a colon; bullets and numbers lead items.
+    page = (
+        '.\\" A comment\n.Dd $Mdocdate$\n.Dt BAK 1\n.Os\n.Sh NAME\n.Nm bak\n.Nd back up a folder\n'
+        ".Sh SYNOPSIS\n.Nm\n.Op Fl v\n.Op Fl x Ar pattern\n.Sh DESCRIPTION\n.Nm\ncopies a folder, see\n.Xr rsync 1 .\n"
+        ".Bl -tag -width Ds\n.It Fl v , Fl Fl verbose\nPrint each file\n.Pq not the default .\n"
+        ".It Fl x Ar pattern\nSkip files matching\n.Ar pattern .\n.El\n"
+        ".Bl -bullet\n.It\nKeeps 14 copies.\n.El\n.Bl -enum\n.It\nCopy.\n.It\nCheck.\n.El\n"
+        ".Bd -literal\nbak -x '*.tmp' ~\n.Ed\n"
+    )
+    _, chunks = _gzipped_page(tmp_path / "bak.1.gz", page)
+    assert [c.heading for c in chunks] == ["BAK(1) › NAME", "BAK(1) › SYNOPSIS", "BAK(1) › DESCRIPTION"]
+    assert [c.text.split("\n") for c in chunks] == [
+        ["NAME", "bak", "— back up a folder"],
+        ["SYNOPSIS", "bak", "[-v]", "[-x pattern]"],
+        [
+            *("DESCRIPTION", "bak", "copies a folder, see", "rsync(1).", "-v, --verbose:", "Print each file"),
+            *("(not the default).", "-x pattern:", "Skip files matching", "pattern.", "• Keeps 14 copies."),
+            *("1. Copy.", "2. Check.", "```", "bak -x '*.tmp' ~", "```"),
+        ],
+    ]
 
 
 def test_lines_are_numbered_as_an_editor_numbers_them():

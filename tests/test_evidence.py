@@ -130,6 +130,25 @@ def test_a_pdfs_bulleted_list_is_items_led_in_by_their_sentence():
     ]
 
 
+def test_a_commands_options_are_statements_of_their_own():
+    # A PDF lists options one to a line; run together, one option's meaning went to the
+    # next. An option named inside a sentence goes on in it.
+    listed = "Usage: asn1Decoding [OPTION]\nMandatory arguments are mandatory.\n-s, --strict use strict DER decoding\n-t, --no-time-strict do not check time fields"
+    assert sentences(listed)[-2:] == [
+        "-s, --strict use strict DER decoding",
+        "-t, --no-time-strict do not check time fields",
+    ]
+    inline = "If it is combined with the\n-f\n(--file)\noption, every pattern is searched."
+    assert sentences(inline) == ["If it is combined with the -f (--file) option, every pattern is searched."]
+    # A manual page's tag (its colon from manpage.py) leads its description, capitalised or not.
+    tagged = "in a long listing, hide group names\n-h, --human-readable:\nwith -l, print sizes like 1K\n-i, --ignore-case:\nIgnore case distinctions."
+    assert sentences(tagged) == [
+        "in a long listing, hide group names",
+        "-h, --human-readable: with -l, print sizes like 1K",
+        "-i, --ignore-case: Ignore case distinctions.",
+    ]
+
+
 def test_a_code_blocks_lines_stay_lines_where_its_fences_are_known():
     built = "Build it with this command:\n```\n$ cargo build\nCompiling hello v0.1.0\n```\nThe binary is in target."
     assert sentences(built) == [

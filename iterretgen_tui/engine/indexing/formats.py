@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .. import markdown_tables
-from . import manpage, restructuredtext, vimhelp
+from . import manpage, mdoc, restructuredtext, vimhelp
 
 if TYPE_CHECKING:
     from .ocr import OcrRun
@@ -75,8 +75,8 @@ def plain(text: str) -> Parsed:
     longest = _minified(lines)
     if longest:
         raise SkipFile(f"minified code or data (lines of up to {longest:,} characters)")
-    if manpage.is_manpage(lines):
-        return _manual(lines)
+    if (manual := _manual(lines)) is not None:
+        return manual
     return Parsed("", [Block(line, n) for n, line in enumerate(lines, 1)], "line")
 
 
@@ -98,8 +98,13 @@ def _minified(lines: list[str]) -> int:
     return max(map(len, long)) if spaces < MINIFIED_SPACES * chars else 0
 
 
-def _manual(lines: list[str]) -> Parsed:
-    shown, headings, title = manpage.shown(lines)
+def _manual(lines: list[str]) -> Parsed | None:
+    """A manual page in troff, with the man macros or BSD's mdoc, as `man` shows it; None
+    for any other text."""
+    reader = manpage if manpage.is_manpage(lines) else mdoc if mdoc.is_mdoc(lines) else None
+    if reader is None:
+        return None
+    shown, headings, title = reader.shown(lines)
     return Parsed(title, _under_headings(shown, 0, headings, set()), "line")
 
 
@@ -385,8 +390,8 @@ def text_file(text: str) -> Parsed:
         return starts and not lines[i].rstrip().endswith((".", ",", ";", ":"))
 
     lines = source_lines(text)
-    if manpage.is_manpage(lines):
-        return _manual(lines)
+    if (manual := _manual(lines)) is not None:
+        return manual
     return _underlined(lines, titled, vimhelp.shown if vimhelp.is_help(lines) else list, _titles_alone(lines))
 
 

@@ -5,8 +5,8 @@ Read as plain text, a page was its markup: the reader quoted ".TP .BR t ", " num
 numbered backups.", and keyword search could not match "--exclude", written "\\-\\-exclude".
 Here requests (lines opening with "." or "'") show nothing but the text of their
 arguments where they set it in a font (".B", ".BR"), headings (".SH", ".SS") become the
-passages' headings, a paragraph request leaves a blank line, and escapes show what they
-print (``\\-`` a hyphen, ``\\(bu`` a bullet, font changes nothing). Only the man macros
+passages' headings, a paragraph request leaves a blank line, a tagged paragraph's tag ends
+with a colon, and escapes show what they print (``\\-`` a hyphen, ``\\(bu`` a bullet, font changes nothing). Only the man macros
 are read; a BSD mdoc page (".Dd", ".Nm") stays plain text.
 """
 
@@ -26,6 +26,10 @@ _HEADINGS = {"SH": 2, "SS": 3}
 _CODE_START = frozenset({"nf", "EX"})
 _CODE_END = frozenset({"fi", "EE"})
 _DEFINITION = frozenset({"de", "de1", "am", "ig"})  # a macro's body, up to "..", prints nothing here
+# The end of a macro's body: "..", or ".  ." inside a conditional block (Asciidoctor's
+# pages define their URL macros so, and every line after them was taken for the body).
+_STOPPED = re.compile(r"[.!?,;:]\s*$")  # a line that ends a sentence or a clause: no term
+_DEFINITION_END = re.compile(r"^\.\s*\.")
 _BULLETS = frozenset({"•", "*", "-", "o", "+"})
 
 # Named characters, \(xx or \[name], and the man macros' strings, \*(xx or \*[name].
@@ -107,20 +111,29 @@ def shown(lines: list[str]) -> tuple[list[str], dict[int, tuple[int, str]], str]
     out = [""] * len(lines)
     headings: dict[int, tuple[int, str]] = {}
     title, heading_next, lead = "", 0, ""
-    skipping = code = False
+    skipping = code = tag_next = False
+    last = -1  # the last line that shows text
     strings: dict[str, str] = {}
+
+    def show(i: int, shown_text: str) -> None:
+        nonlocal lead, tag_next, last
+        if shown_text.strip():
+            shown_text, lead, last = f"{lead}{shown_text}", "", i
+            if tag_next:
+                shown_text, tag_next = term(shown_text), False
+        out[i] = shown_text
+
     for i, line in enumerate(lines):
         request = _REQUEST.match(line)
         if skipping:
-            skipping = not line.startswith("..")
+            skipping = not _DEFINITION_END.match(line)
             continue
         if request is None:  # a text line
             shown_text = text(line, strings)
             if heading_next and shown_text.strip():
                 headings[i] = (heading_next, shown_text.strip())
                 heading_next = 0
-            out[i] = f"{lead}{shown_text}" if shown_text.strip() else shown_text
-            lead = "" if shown_text.strip() else lead
+            show(i, shown_text)
             continue
         name, args = request[1], [text(a, strings) for a in arguments(request[2])]
         if name in _DEFINITION:
@@ -138,13 +151,22 @@ def shown(lines: list[str]) -> tuple[list[str], dict[int, tuple[int, str]], str]
             else:  # the heading is the next line
                 heading_next = _HEADINGS[name]
         elif name in _ONE_FONT:
-            out[i] = f"{lead}{' '.join(args)}" if args else ""
-            lead = "" if args else lead
+            show(i, " ".join(args))
         elif name in _ALTERNATING:
-            out[i] = f"{lead}{''.join(args)}"
-            lead = ""
+            show(i, "".join(args))
+        elif name == "TP":  # a tagged paragraph: its next line is the tag
+            tag_next = True
+        elif name == "RS":  # indented under a one-line paragraph, its description (Asciidoctor's lists)
+            if last > 0 and not out[last - 1].strip() and not _STOPPED.search(out[last]):
+                out[last] = term(out[last])
         elif name == "IP" and args and args[0].strip():  # a list item's tag, before its text
             lead = "• " if args[0].strip() in _BULLETS else f"{args[0].strip()} "
         elif name in (_CODE_END if code else _CODE_START):  # pages end no-fill where none began
             out[i], code = "```", not code
     return out, headings, title
+
+
+def term(line: str) -> str:
+    """A tag ("-i, --ignore-case") with a colon, as a definition's term, so that its
+    description, on the lines under it, reads as what it defines (evidence.py)."""
+    return line if line.rstrip().endswith(":") else f"{line.rstrip()}:"

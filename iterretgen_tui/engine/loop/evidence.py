@@ -72,6 +72,10 @@ DRAWN_BULLET = "• "
 # that a capitalised line follows ends its sentence (not one ending in a colon).
 _ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d+[.)])[ \t]")
 _CAPITALISED = re.compile(r"^[ \t]*[A-Z]")
+# A command's option at a line's start ("-c, --check checks the syntax only", a manual
+# page's tag "-i, --ignore-case:"). A PDF keeps an option list as such lines, and run
+# together the 1.5B gave one option's meaning to the next.
+_OPTION = re.compile(r"^[ \t]*--?[A-Za-z0-9][\w-]*(?:[=\[,:]|[ \t]|$)")
 _ENDED = re.compile(r"""(?:[.!?]["')\]]*|:|\n\s*\n)\s*$""")  # text that ends where a sentence does
 _WORD = re.compile(r"\S+")
 _ASKS = re.compile(r"""\?["'”’)\]]*$""")  # a sentence that is a question
@@ -206,7 +210,7 @@ def _drawn(text: str) -> tuple[str, set[str]]:
         marks = _QUOTE_MARKS.match(line)
         if marks:
             line = line[marks.end() :]
-        if bool(marks) != quoted or (lines and _item_ends(lines[-1], line)):
+        if bool(marks) != quoted or (lines and (_item_ends(lines[-1], line) or _option_starts(lines[-1], line))):
             lines.append("")
         quoted = bool(marks)
         lines.append(line)
@@ -263,6 +267,16 @@ def _item_ends(line: str, next_line: str) -> bool:
         and not line.rstrip().endswith(":")
         and indentation(next_line) <= indentation(line)
     )
+
+
+def _option_starts(line: str, next_line: str) -> bool:
+    """``next_line`` opens an option's own statement: a manual page's tag (manpage.py ends
+    it with a colon, its description under it), or an option after a sentence's end or
+    another option's line, as a PDF lists them. An option named inside a sentence
+    ("... combined with the" then "-f") goes on in it."""
+    if not _OPTION.match(next_line):
+        return False
+    return next_line.rstrip().endswith(":") or bool(_ENDED.search(line) or _OPTION.match(line))
 
 
 def _item_ended(ahead: str, text: str) -> bool:
