@@ -140,6 +140,13 @@ def test_a_commands_options_are_statements_of_their_own():
     ]
     inline = "If it is combined with the\n-f\n(--file)\noption, every pattern is searched."
     assert sentences(inline) == ["If it is combined with the -f (--file) option, every pattern is searched."]
+    # An option's sibling is no context for it, as a list item's is not; "-A" is an answer
+    # that sentences mention (read as punctuation, it was the article).
+    forwarding = "The options are as follows:\n-6:\nForces ssh to use IPv6 addresses only.\n-A:\nEnables forwarding of the agent."
+    evidence = choose_evidence(
+        "Which option forwards the agent?", [Passage(2, forwarding, "SSH", "ssh.1")], HashEmbedder(), answer="-A"
+    )
+    assert evidence.text == "-A: Enables forwarding of the agent."
     # A manual page's tag (its colon from manpage.py) leads its description, capitalised or not.
     tagged = "in a long listing, hide group names\n-h, --human-readable:\nwith -l, print sizes like 1K\n-i, --ignore-case:\nIgnore case distinctions."
     assert sentences(tagged) == [

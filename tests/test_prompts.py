@@ -9,6 +9,7 @@ from iterretgen_tui.engine.loop.prompts import (
     knowledge_line,
     reasoning,
 )
+from iterretgen_tui.engine.loop.stopping import answers_converge
 
 
 def test_extracts_last_so_the_answer_is():
@@ -77,6 +78,10 @@ def test_normalisation_and_f1():
     assert token_f1("the Danube river", "Danube") == 2 * (1 / 2 * 1) / (1 / 2 + 1)
     assert token_f1("", "") == 1.0
     assert token_f1("Paris", "") == 0.0
+    # An option keeps its dashes: "-a" is no article, "--all" no stopword.
+    assert normalize_answer("Use the `-A` option, not --all.") == "use dasha option not dashdashall"
+    assert normalize_answer("e-mail at -40 degrees") == "email at 40 degrees"
+    assert answers_converge("-A", "-A", "Which option forwards the agent?")
 
 
 def test_a_words_forms_share_a_stem():

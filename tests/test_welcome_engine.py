@@ -37,6 +37,7 @@ def test_a_heading_becomes_a_question():
     assert question_for("Introduction › Usage") == "What do the documents say about usage?"
     # A title in capitals reads as a title; a short word in it may be an acronym.
     assert question_for("TRIGGERS › DPKG DETAILS") == "What does Triggers say about DPKG Details?"
+    assert question_for("TMUX(1) › WINDOWS AND PANES") == "What does TMUX(1) say about Windows and Panes?"
     assert question_for("FAQ › API") == "What does FAQ say about API?"
 
 

@@ -134,13 +134,26 @@ def _title_case(text: str) -> bool:
     return any(word[:1].isupper() for word in text.split()[1:])
 
 
+# Short words that, in capitals inside a title, are its joining words, not acronyms.
+_JOINING = {"a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to", "with"}
+
+
 def _unshouted(text: str) -> str:
     """A title in capitals as a title ("TRIGGERS" -> "Triggers", a plain-text
-    specification's): its words of five letters or more capitalised, shorter ones, which
-    may be acronyms ("DPKG", "API"), left as they are."""
+    specification's; "WINDOWS AND PANES" -> "Windows and Panes", a manual page's): its
+    words of five letters or more capitalised, its joining words after the first in lower
+    case, other short ones, which may be acronyms ("DPKG", "API"), left as they are."""
     if not text.isupper():
         return text
-    return " ".join(word.capitalize() if sum(ch.isalpha() for ch in word) > 4 else word for word in text.split())
+    words = text.split()
+    return " ".join(
+        word.capitalize()
+        if sum(ch.isalpha() for ch in word) > 4
+        else word.lower()
+        if k and word.lower() in _JOINING
+        else word
+        for k, word in enumerate(words)
+    )
 
 
 def _in_sentence(name: str) -> str:

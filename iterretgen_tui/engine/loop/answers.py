@@ -27,8 +27,14 @@ STOPWORDS = frozenset(
 )
 
 
+# A command's option ("-a", "--all") keeps its dashes, as words: read as punctuation, "-a"
+# was the article and "--all" a stopword, so "-A" never converged with "-A" and no
+# sentence mentioned it.
+_OPTION = re.compile(r"(?<![\w-])(--?)(?=[a-z])")
+
+
 def normalize_answer(text: str) -> str:
-    text = text.lower().translate(_PUNCT)
+    text = _OPTION.sub(lambda dashes: "dash" * len(dashes[1]), text.lower()).translate(_PUNCT)
     return " ".join(_ARTICLES.sub(" ", text).split())
 
 

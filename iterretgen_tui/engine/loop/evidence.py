@@ -142,7 +142,7 @@ def statements(text: str) -> list[tuple[str, int | None]]:
     drawn, rows = _drawn(text)
     code = _code_lines(text)
     for block, part in enumerate(re.split(_BLOCK_END, drawn)):
-        item = block if _ITEM.match(part) or part.strip() in rows else None
+        item = block if _ITEM.match(part) or _OPTION.match(part) or part.strip() in rows else None
         for sentence in re.split(SENTENCE_GAP, part):
             words = _words(sentence)
             short = 0 < len(words) < MIN_WORDS
