@@ -64,6 +64,24 @@ def test_a_list_item_comes_with_its_lead_in():
     assert f"options: {GAP} • --quiet" in text  # the items between are left out, and it says so
 
 
+def test_an_option_the_question_names_is_read_where_it_is_defined():
+    # The embedder scored the tool's opening closer to "What does the -c option of
+    # asn1Parser do?" than the option's own line, and the reader answered from the opening.
+    manual = Passage(
+        5,
+        "The asn1Parser tool reads a file of definitions and writes an array for the library.\n"
+        "Usage: asn1Parser [OPTION] FILE\n"
+        "-c, --check checks the syntax only\n-o, --output=FILE output file",
+        "Manual",
+        "manual.pdf",
+    )
+    question = "What does the -c option of asn1Parser do?"
+    [text] = parts([manual], [question], tokens=12)
+    assert text == "-c, --check checks the syntax only"
+    [text] = parts([manual], [question.replace("-c", "-C")], tokens=12)  # case matters: -C is another option
+    assert "--check" not in text
+
+
 def test_a_tables_rows_and_a_lists_items_are_read_a_line_each():
     rooms = Passage(
         3, "| Room | Seats |\n| --- | --- |\n| Aurora | 12 |\n| Delta | 20 |\n| Echo | 8 |", "Rooms", "rooms.md"

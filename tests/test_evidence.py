@@ -147,6 +147,12 @@ def test_a_commands_options_are_statements_of_their_own():
         "Which option forwards the agent?", [Passage(2, forwarding, "SSH", "ssh.1")], HashEmbedder(), answer="-A"
     )
     assert evidence.text == "-A: Enables forwarding of the agent."
+    # Asked about an option by name, the quote is where the option is defined.
+    usage = "The tool writes an array for the library.\nUsage: tool [OPTION] FILE\n-c, --check checks the syntax only\n-o, --output=FILE output file"
+    evidence = choose_evidence(
+        "What does the -c option of the tool do?", [Passage(3, usage, "Tool", "t.pdf")], HashEmbedder()
+    )
+    assert evidence.text == "Usage: tool [OPTION] FILE\n-c, --check checks the syntax only"  # its lead-in, no sibling
     # A manual page's tag (its colon from manpage.py) leads its description, capitalised or not.
     tagged = "in a long listing, hide group names\n-h, --human-readable:\nwith -l, print sizes like 1K\n-i, --ignore-case:\nIgnore case distinctions."
     assert sentences(tagged) == [

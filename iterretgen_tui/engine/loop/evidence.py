@@ -206,11 +206,12 @@ def _drawn(text: str) -> tuple[str, set[str]]:
     lines: list[str] = []
     quoted = False
     drawn_rows, rows = _table_rows(_without_headings(text))
-    for line in drawn_rows:
+    for k, line in enumerate(drawn_rows):
         marks = _QUOTE_MARKS.match(line)
         if marks:
             line = line[marks.end() :]
-        if bool(marks) != quoted or (lines and (_item_ends(lines[-1], line) or _option_starts(lines[-1], line))):
+        after = drawn_rows[k + 1] if k + 1 < len(drawn_rows) else ""
+        if bool(marks) != quoted or (lines and (_item_ends(lines[-1], line) or _option_starts(lines[-1], line, after))):
             lines.append("")
         quoted = bool(marks)
         lines.append(line)
@@ -269,14 +270,38 @@ def _item_ends(line: str, next_line: str) -> bool:
     )
 
 
-def _option_starts(line: str, next_line: str) -> bool:
-    """``next_line`` opens an option's own statement: a manual page's tag (manpage.py ends
-    it with a colon, its description under it), or an option after a sentence's end or
-    another option's line, as a PDF lists them. An option named inside a sentence
+def _option_starts(before: str, line: str, after: str) -> bool:
+    """``line`` opens an option's own statement: a manual page's tag (manpage.py ends it
+    with a colon, its description under it), or an option after a sentence's end or beside
+    another option's line, as a PDF lists them ("Usage: tool [OPTION] FILE" then "-c,
+    --check checks the syntax only" then "-o, ..."). An option named inside a sentence
     ("... combined with the" then "-f") goes on in it."""
-    if not _OPTION.match(next_line):
+    if not _OPTION.match(line):
         return False
-    return next_line.rstrip().endswith(":") or bool(_ENDED.search(line) or _OPTION.match(line))
+    return line.rstrip().endswith(":") or bool(_ENDED.search(before) or _OPTION.match(before) or _OPTION.match(after))
+
+
+# An option as a question or a page names it ("-c", "--check", "--output=FILE"'s "--output").
+_NAMED_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
+_LEADING_OPTIONS = 4  # words at a statement's start that may be its options ("-e PATTERNS, --regexp=PATTERNS:")
+# What a statement that defines options gains over the best cosine: MiniLM scores "What
+# does the -c option of asn1Parser do?" closer to the manual's opening than to "-c,
+# --check checks the syntax only", and the reader answered from the opening.
+DEFINES_BONUS = 1.0
+
+
+def options_named(text: str) -> set[str]:
+    """The command options ``text`` names, as written (case matters: "-c" is not "-C")."""
+    return set(_NAMED_OPTION.findall(text))
+
+
+def defines(sentence: str, options: Set[str]) -> bool:
+    """The statement is an option's own ("-c, --check checks the syntax only", "• `-v`:
+    ...") and one of ``options`` is among those it starts with."""
+    head = sentence.removeprefix(DRAWN_BULLET).replace("`", "").split()[:_LEADING_OPTIONS]
+    if not (options and head and _OPTION.match(head[0])):
+        return False
+    return bool(options & options_named(" ".join(head)))
 
 
 def _item_ended(ahead: str, text: str) -> bool:
@@ -345,6 +370,8 @@ def choose_evidence(
     # how the debugger's watchers work was quoted from the page's opening line.
     by_answer = 1 if with_answer and not backing and states(answer) else 0
     scores = vectors @ queries[supporting if with_reasons else by_answer]
+    named = options_named(question)
+    scores = scores + DEFINES_BONUS * np.array([defines(s, named) for *_, s in candidates])
     best = max(backing or range(len(candidates)), key=lambda k: scores[k])
     n, i, _ = candidates[best]
     passage, own = passages[n - 1], split[n - 1]
