@@ -6,8 +6,9 @@ numbered backups.", and keyword search could not match "--exclude", written "\\-
 Here requests (lines opening with "." or "'") show nothing but the text of their
 arguments where they set it in a font (".B", ".BR"), headings (".SH", ".SS") become the
 passages' headings, a paragraph request leaves a blank line, a tagged paragraph's tag ends
-with a colon, and escapes show what they print (``\\-`` a hyphen, ``\\(bu`` a bullet, font changes nothing). Only the man macros
-are read; a BSD mdoc page (".Dd", ".Nm") stays plain text.
+with a colon, and escapes show what they print (``\\-`` a hyphen, ``\\(bu`` a bullet, font
+changes nothing). Only the man macros are read; a BSD mdoc page (".Dd", ".Nm") is
+mdoc.py's.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ _CODE_END = frozenset({"fi", "EE"})
 _DEFINITION = frozenset({"de", "de1", "am", "ig"})  # a macro's body, up to "..", prints nothing here
 # The end of a macro's body: "..", or ".  ." inside a conditional block (Asciidoctor's
 # pages define their URL macros so, and every line after them was taken for the body).
-_STOPPED = re.compile(r"[.!?,;:]\s*$")  # a line that ends a sentence or a clause: no term
 _DEFINITION_END = re.compile(r"^\.\s*\.")
+_STOPPED = re.compile(r"[.!?,;:]\s*$")  # a line that ends a sentence or a clause: no term
 _BULLETS = frozenset({"•", "*", "-", "o", "+"})
 
 # Named characters, \(xx or \[name], and the man macros' strings, \*(xx or \*[name].

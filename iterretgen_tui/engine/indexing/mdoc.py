@@ -22,9 +22,9 @@ _DD = re.compile(r"^[.']\s*Dd(?:\s|$)")
 _MACRO = re.compile(r"^[.']\s*(\S+)\s*(.*)$")
 _HEADINGS = {"Sh": 2, "Ss": 3}
 # Macros whose arguments are words set in a font or named: their words as written.
-_WORDS = frozenset(
-    "Ad An Ar Cd Cm Dv Em Er Ev Fa Ft Ic Li Lk Ms Mt No Pa Sy Tn Va Dl D1 Nd %A %B %D %I %J %N %O %P %Q %R %T %U %V".split()
-)
+_WORDS = frozenset("Ad An Ar Cd Cm Dv Em Er Ev Fa Ft Ic Li Lk Ms Mt No Pa Sy Tn Va".split())
+# Macros that print their arguments but only open a line: in one, their name is a word.
+_LINE_ONLY = frozenset({"Dl", "D1", "Nd"})
 _NAMES = {
     "Ux": "UNIX",
     "Bx": "BSD",
@@ -46,7 +46,7 @@ _CALLABLE = (
     | frozenset(_OPENS)
     | frozenset(_CLOSES)
     | frozenset({"Fl", "Xr", "Nm", "Ns", "Ta", "Fn", "St", "Pf", "Sx", "Eo", "Ec"})
-) - {"Dl", "D1", "Nd"}
+)
 _CLOSING = frozenset({".", ",", ":", ";", ")", "]", "?", "!"})  # delimiters set against the word before
 _OPENING = frozenset({"(", "["})  # and against the word after
 _BULLETED = frozenset({"-bullet", "-dash", "-hyphen"})
@@ -75,8 +75,6 @@ def shown(lines: list[str]) -> tuple[list[str], dict[int, tuple[int, str]], str]
             out[i] = shown_text
             continue
         request, args = macro[1], [text(a) for a in arguments(macro[2])]
-        if request == '\\"':
-            continue
         if request == "Dt" and args:
             title = f"{args[0]}({args[1]})" if len(args) > 1 else args[0]
         elif request in _HEADINGS and args:
@@ -106,12 +104,17 @@ def shown(lines: list[str]) -> tuple[list[str], dict[int, tuple[int, str]], str]
             out[i] = "```" if displays[-1] else ""
         elif request == "Ed" and displays:
             out[i] = "```" if displays.pop() else ""
-        elif request in _CALLABLE or request in {"Dl", "D1", "Nd"} or request.startswith("%"):
+        elif _prints(request):
             shown_text = _printed(request, args, name)
             if shown_text.strip():
                 shown_text, lead = f"{lead}{shown_text}", ""
             out[i] = shown_text
     return out, headings, title
+
+
+def _prints(request: str) -> bool:
+    """A macro that prints (a reference's "%T" its title too); others print nothing here."""
+    return request in _CALLABLE or request in _LINE_ONLY or request.startswith("%")
 
 
 def _printed(request: str, args: list[str], name: str) -> str:
@@ -128,7 +131,7 @@ def _render(tokens: list[str], name: str) -> list[str]:
     while k < len(tokens):
         token = tokens[k]
         k += 1
-        if token not in _CALLABLE and token not in {"Dl", "D1", "Nd"} and not token.startswith("%"):
+        if not _prints(token):
             words.append(token)
             continue
         rest_start = k

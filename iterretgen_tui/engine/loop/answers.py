@@ -27,15 +27,20 @@ STOPWORDS = frozenset(
 )
 
 
-# A command's option ("-a", "--all") keeps its dashes, as words: read as punctuation, "-a"
-# was the article and "--all" a stopword, so "-A" never converged with "-A" and no
-# sentence mentioned it.
-_OPTION = re.compile(r"(?<![\w-])(--?)(?=[a-z])")
+# A command's option as a text names it ("-c", "--check", "--output=FILE"'s "--output").
+# Normalised, it keeps its dashes, as words: read as punctuation, "-a" was the article and
+# "--all" a stopword, so "-A" never converged with "-A" and no sentence mentioned it.
+OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 
 
 def normalize_answer(text: str) -> str:
-    text = _OPTION.sub(lambda dashes: "dash" * len(dashes[1]), text.lower()).translate(_PUNCT)
+    text = OPTION.sub(_dashes_as_words, text.lower()).translate(_PUNCT)
     return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def _dashes_as_words(option: re.Match) -> str:
+    name = option[0].lstrip("-")
+    return "dash" * (len(option[0]) - len(name)) + name
 
 
 # Characters that join words where the page wrote no space: markup ("{ref}`pip freeze`"

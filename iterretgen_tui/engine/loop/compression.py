@@ -25,16 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from ..passages import Passage
-from .evidence import (
-    DEFINES_BONUS,
-    DRAWN_BULLET,
-    SentenceEmbedder,
-    defines,
-    drawn_together,
-    options_named,
-    sentences,
-    under_heading,
-)
+from .evidence import DRAWN_BULLET, SentenceEmbedder, definitions_first, drawn_together, sentences, under_heading
 from .prompts import knowledge_line
 
 PER_PASSAGE = 2  # the ``sentences`` mode's best sentences of each passage
@@ -73,8 +64,9 @@ def read_parts(
     read_before: Mapping[int, str] = {},
 ) -> list[str | None]:
     """Per passage, the text the reader gets: the sentences that bear on ``asked`` (the
-    question, the iteration's query), an option's own statement first where the question
-    names the option, in the passage's order; None for a passage left out. Without an embedder, or in ``whole`` mode, the passages as they are.
+    question, the iteration's query; an option's own statement first where the question
+    names the option), in the passage's order; None for a passage left out. Without an
+    embedder, or in ``whole`` mode, the passages as they are.
     ``read_before``: by passage id, what an earlier iteration read of a kept passage,
     given again as it was and outside ``tokens``."""
     if mode == "whole" or embedder is None or not passages:
@@ -86,8 +78,7 @@ def read_parts(
     queries = embedder.embed_queries(list(asked))
     vectors = embedder.embed_batch([under_heading(passages[n], split[n][i]) for n, i in candidates])
     scores = (vectors @ np.asarray(queries).T).max(axis=1)
-    named = options_named(asked[0])  # an option the question names is read where it is defined
-    scores = scores + DEFINES_BONUS * np.array([defines(split[n][i], named) for n, i in candidates])
+    scores = scores + definitions_first(asked[0], [split[n][i] for n, i in candidates])
     best_first = [candidates[k] for k in np.argsort(-scores, kind="stable")]
     chosen: list[set[int]] = [set() for _ in passages]
     if mode == "sentences":

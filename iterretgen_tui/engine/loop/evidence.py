@@ -32,7 +32,7 @@ from ..indexing.chunking import SECTION, spanning
 from ..indexing.restructuredtext import indentation
 from ..markdown_tables import cells, is_row, is_rule
 from ..passages import Passage
-from .answers import content_words, mentions, only_restates, stems, unglued
+from .answers import OPTION, content_words, mentions, only_restates, stems, unglued
 from .prompts import reasoning
 from .sentences import SENTENCE_GAP
 
@@ -281,8 +281,6 @@ def _option_starts(before: str, line: str, after: str) -> bool:
     return line.rstrip().endswith(":") or bool(_ENDED.search(before) or _OPTION.match(before) or _OPTION.match(after))
 
 
-# An option as a question or a page names it ("-c", "--check", "--output=FILE"'s "--output").
-_NAMED_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 _LEADING_OPTIONS = 4  # words at a statement's start that may be its options ("-e PATTERNS, --regexp=PATTERNS:")
 # What a statement that defines options gains over the best cosine: MiniLM scores "What
 # does the -c option of asn1Parser do?" closer to the manual's opening than to "-c,
@@ -290,18 +288,17 @@ _LEADING_OPTIONS = 4  # words at a statement's start that may be its options ("-
 DEFINES_BONUS = 1.0
 
 
-def options_named(text: str) -> set[str]:
-    """The command options ``text`` names, as written (case matters: "-c" is not "-C")."""
-    return set(_NAMED_OPTION.findall(text))
+def definitions_first(question: str, sentences: Sequence[str]) -> np.ndarray:
+    """What each sentence gains over its cosine with ``question``: ``DEFINES_BONUS`` for an
+    option's own statement ("-c, --check checks the syntax only", "• `-v`: ...") that
+    starts with an option the question names, case kept ("-c" is not "-C"); else 0."""
+    named = set(OPTION.findall(question))
+    return DEFINES_BONUS * np.array([bool(named) and _defines(sentence, named) for sentence in sentences])
 
 
-def defines(sentence: str, options: Set[str]) -> bool:
-    """The statement is an option's own ("-c, --check checks the syntax only", "• `-v`:
-    ...") and one of ``options`` is among those it starts with."""
+def _defines(sentence: str, options: Set[str]) -> bool:
     head = sentence.removeprefix(DRAWN_BULLET).replace("`", "").split()[:_LEADING_OPTIONS]
-    if not (options and head and _OPTION.match(head[0])):
-        return False
-    return bool(options & options_named(" ".join(head)))
+    return bool(head and _OPTION.match(head[0]) and options & set(OPTION.findall(" ".join(head))))
 
 
 def _item_ended(ahead: str, text: str) -> bool:
@@ -370,8 +367,7 @@ def choose_evidence(
     # how the debugger's watchers work was quoted from the page's opening line.
     by_answer = 1 if with_answer and not backing and states(answer) else 0
     scores = vectors @ queries[supporting if with_reasons else by_answer]
-    named = options_named(question)
-    scores = scores + DEFINES_BONUS * np.array([defines(s, named) for *_, s in candidates])
+    scores = scores + definitions_first(question, [s for *_, s in candidates])
     best = max(backing or range(len(candidates)), key=lambda k: scores[k])
     n, i, _ = candidates[best]
     passage, own = passages[n - 1], split[n - 1]
