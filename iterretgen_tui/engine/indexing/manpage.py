@@ -119,7 +119,7 @@ def shown(lines: list[str]) -> tuple[list[str], dict[int, tuple[int, str]], str]
     def show(i: int, shown_text: str) -> None:
         nonlocal lead, tag_next, last
         if shown_text.strip():
-            shown_text, lead, last = f"{lead}{shown_text}", "", i
+            (shown_text, lead), last = led(lead, shown_text), i
             if tag_next:
                 shown_text, tag_next = term(shown_text), False
         out[i] = shown_text
@@ -165,6 +165,12 @@ def shown(lines: list[str]) -> tuple[list[str], dict[int, tuple[int, str]], str]
         elif name in (_CODE_END if code else _CODE_START):  # pages end no-fill where none began
             out[i], code = "```", not code
     return out, headings, title
+
+
+def led(lead: str, shown_text: str) -> tuple[str, str]:
+    """A line as shown after a list item's ``lead`` ("• ", an .IP tag), and the lead left
+    for the next line: it goes on the first line that shows text."""
+    return (f"{lead}{shown_text}", "") if shown_text.strip() else (shown_text, lead)
 
 
 def term(line: str) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .manpage import arguments, term, text
+from .manpage import arguments, led, term, text
 
 _FIRST_LINES = 200
 _DD = re.compile(r"^[.']\s*Dd(?:\s|$)")
@@ -69,10 +69,7 @@ def shown(lines: list[str]) -> tuple[list[str], dict[int, tuple[int, str]], str]
     for i, line in enumerate(lines):
         macro = _MACRO.match(line)
         if macro is None:  # a text line
-            shown_text = text(line)
-            if shown_text.strip():
-                shown_text, lead = f"{lead}{shown_text}", ""
-            out[i] = shown_text
+            out[i], lead = led(lead, text(line))
             continue
         request, args = macro[1], [text(a) for a in arguments(macro[2])]
         if request == "Dt" and args:
@@ -105,10 +102,7 @@ def shown(lines: list[str]) -> tuple[list[str], dict[int, tuple[int, str]], str]
         elif request == "Ed" and displays:
             out[i] = "```" if displays.pop() else ""
         elif _prints(request):
-            shown_text = _printed(request, args, name)
-            if shown_text.strip():
-                shown_text, lead = f"{lead}{shown_text}", ""
-            out[i] = shown_text
+            out[i], lead = led(lead, _printed(request, args, name))
     return out, headings, title
 
 
