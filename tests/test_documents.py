@@ -472,6 +472,23 @@ def test_asciidoctors_manual_pages_are_read_with_their_terms(tmp_path):
     assert chunk.text.split("\n") == ["OPTIONS", "An example follows.", "column -t", "-t, --table:", "Create a table."]
 
 
+def test_help2mans_options_are_read_with_their_terms(tmp_path):
+    # help2man writes an option as a hanging paragraph (.HP) and what it does as an
+    # untagged indented one (.IP) under it: the option is a term, as a .TP tag is. A
+    # description's second .IP goes on in it, and an example after a heading is no term.
+    page = (
+        ".TH SED 1\n.SH OPTIONS\n.HP\n\\fB\\-i[SUFFIX]\\fR, \\fB\\-\\-in\\-place\\fR\n.IP\n"
+        "edit files in place\n.HP\n\\fB\\-\\-posix\\fR\n.IP\nexit with the same status, even when the\n"
+        ".IP\ncommand times out\n.SH EXAMPLE\n.PP\nsed \\-n p\n.SH MORE\n.IP\nAn indented paragraph.\n"
+    )
+    _, chunks = _gzipped_page(tmp_path / "sed.1.gz", page)
+    assert [line for chunk in chunks for line in chunk.text.split("\n")] == [
+        *("OPTIONS", "-i[SUFFIX], --in-place:", "edit files in place", "--posix:"),
+        *("exit with the same status, even when the", "command times out", "EXAMPLE", "sed -n p"),
+        *("MORE", "An indented paragraph."),
+    ]
+
+
 def test_a_bsd_manual_page_reads_as_man_shows_it(tmp_path):
     # The mdoc macros (OpenSSH's and tmux's pages): read as written, a page was its macros
     # (".It Fl A"). A macro line prints its words, flags with their dash, ".Op" in

@@ -153,6 +153,20 @@ def test_a_commands_options_are_statements_of_their_own():
         "What does the -c option of the tool do?", [Passage(3, usage, "Tool", "t.pdf")], HashEmbedder()
     )
     assert evidence.text == "Usage: tool [OPTION] FILE\n-c, --check checks the syntax only"  # its lead-in, no sibling
+    # So is an option the answer states, where other sentences mention it too.
+    table = (
+        "--table-name name: which option makes a table name, with --table\n-t, --table:\nCreate a table of the columns."
+    )
+    asked = "Which option makes a table?", [Passage(4, table, "COLUMN", "column.1")], HashEmbedder()
+    assert choose_evidence(*asked, answer="--table").text == "-t, --table: Create a table of the columns."
+    # ... and where the answer only repeats the question, the option's own statement backs it,
+    # not another page's sentence that names the command.
+    pages = [Passage(5, "It waits for more data, as the\ntail -f\ncommand does.", "LESS", "less.1")]
+    pages.append(Passage(6, "-f, --follow:\noutput appended data as the file grows", "TAIL", "tail.1"))
+    evidence = choose_evidence("What does tail -f do?", pages, HashEmbedder(), answer="tail -f")
+    assert evidence.text == "-f, --follow: output appended data as the file grows"
+    # The question's option defined is said, however far the embedder scores the two.
+    assert evidence.support > 1.0 > choose_evidence("What does tail do?", pages, HashEmbedder()).support
     # A manual page's tag (its colon from manpage.py) leads its description, capitalised or not.
     tagged = "in a long listing, hide group names\n-h, --human-readable:\nwith -l, print sizes like 1K\n-i, --ignore-case:\nIgnore case distinctions."
     assert sentences(tagged) == [

@@ -112,6 +112,33 @@ def test_a_code_the_search_names_lifts_the_pages_titled_with_it():
         assert fuse(plain, [], 1, dense_weight=0.7, named=_named(words))[0].source == "A"
 
 
+def test_an_option_the_search_names_lifts_its_definition_on_the_page_ranked_first():
+    def page(name: str, source: str, text: str, score: float) -> Passage:
+        return Passage(id=ord(name), text=text, title=source.upper(), source=source, score=score)
+
+    sort = "Sorting options:\n-t: sort by time, newest first.\n-r: reverse the order while sorting."
+    dense = [
+        page("A", "ls.1", "ls lists the files of a directory, sorted by name.", 0.9),
+        page("B", "ls.1", sort, 0.8),
+        page("C", "ls.1", "-a: do not ignore entries starting with a dot.", 0.7),
+        page("D", "ssh.1", "-S ctl_path: the location of a control socket.", 0.6),
+        page("E", "ls.1", "-S: sort by file size, largest first.", 0.5),
+        page("F", "ls.1", "The -S option and the -t option both sort.", 0.4),
+    ]
+    asked = "What does ls -S do?"
+    found = fuse(dense, [], 3, dense_weight=0.7, options={"-S"}, named=_named(asked))
+    # E defines -S on the page of the first passage: it rises; ssh's -S (another page) and
+    # a sentence that names -S without defining it do not
+    assert [p.source + p.text[:2] for p in found] == ["ls.1-S", "ls.1ls", "ls.1So"]
+    assert [p.id for p in fuse(dense, [], 3, dense_weight=0.7, options={"-s"})] == [ord("A"), ord("B"), ord("C")]
+    assert [p.id for p in fuse(dense, [], 3, dense_weight=0.7)] == [ord("A"), ord("B"), ord("C")]
+    # the retriever reads the options from each search, a digit option too ("tmux -2")
+    digit = [dense[0], page("G", "ls.1", "-2: assume the terminal supports 256 colours.", 0.8), dense[2]]
+    hybrid = HybridRetriever(Fixed(digit), Fixed([]), depth=4)
+    assert hybrid.retrieve("What is ls -2 for?", 1)[0].id == ord("G")
+    assert hybrid.retrieve("What is ls 2 for?", 1)[0].id == ord("A")
+
+
 class Fixed:
     def __init__(self, ranking):
         self.ranking, self.asked = ranking, []

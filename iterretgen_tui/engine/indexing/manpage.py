@@ -24,6 +24,7 @@ _COMMENT = re.compile(r'\\".*$')
 _ONE_FONT = frozenset({"B", "I", "SM", "SB"})
 _ALTERNATING = frozenset({"BR", "BI", "IB", "IR", "RB", "RI"})
 _HEADINGS = {"SH": 2, "SS": 3}
+_PARAGRAPHS = frozenset({"PP", "LP", "P", "TP", "IP", "HP", *_HEADINGS})  # each ends the paragraph before
 _CODE_START = frozenset({"nf", "EX"})
 _CODE_END = frozenset({"fi", "EE"})
 _DEFINITION = frozenset({"de", "de1", "am", "ig"})  # a macro's body, up to "..", prints nothing here
@@ -112,7 +113,7 @@ def shown(lines: list[str]) -> tuple[list[str], dict[int, tuple[int, str]], str]
     out = [""] * len(lines)
     headings: dict[int, tuple[int, str]] = {}
     title, heading_next, lead = "", 0, ""
-    skipping = code = tag_next = False
+    skipping = code = tag_next = hanging = False
     last = -1  # the last line that shows text
     strings: dict[str, str] = {}
 
@@ -131,10 +132,10 @@ def shown(lines: list[str]) -> tuple[list[str], dict[int, tuple[int, str]], str]
             continue
         if request is None:  # a text line
             shown_text = text(line, strings)
+            show(i, shown_text)
             if heading_next and shown_text.strip():
                 headings[i] = (heading_next, shown_text.strip())
-                heading_next = 0
-            show(i, shown_text)
+                heading_next, last = 0, -1  # a heading is no paragraph to describe
             continue
         name, args = request[1], [text(a, strings) for a in arguments(request[2])]
         if name in _DEFINITION:
@@ -148,7 +149,7 @@ def shown(lines: list[str]) -> tuple[list[str], dict[int, tuple[int, str]], str]
         elif name in _HEADINGS:
             if args:
                 headings[i] = (_HEADINGS[name], " ".join(args))
-                out[i] = " ".join(args)
+                out[i], last = " ".join(args), -1
             else:  # the heading is the next line
                 heading_next = _HEADINGS[name]
         elif name in _ONE_FONT:
@@ -157,13 +158,17 @@ def shown(lines: list[str]) -> tuple[list[str], dict[int, tuple[int, str]], str]
             show(i, "".join(args))
         elif name == "TP":  # a tagged paragraph: its next line is the tag
             tag_next = True
-        elif name == "RS":  # indented under a one-line paragraph, its description (Asciidoctor's lists)
+        elif name == "RS" or (name == "IP" and not (args and args[0].strip()) and hanging):
+            # Indented under a one-line paragraph, its description: Asciidoctor's lists
+            # (.RS), help2man's (.HP the option, an untagged .IP what it does).
             if last > 0 and not out[last - 1].strip() and not _STOPPED.search(out[last]):
                 out[last] = term(out[last])
         elif name == "IP" and args and args[0].strip():  # a list item's tag, before its text
             lead = "• " if args[0].strip() in _BULLETS else f"{args[0].strip()} "
         elif name in (_CODE_END if code else _CODE_START):  # pages end no-fill where none began
             out[i], code = "```", not code
+        if name in _PARAGRAPHS:
+            hanging = name == "HP"
     return out, headings, title
 
 

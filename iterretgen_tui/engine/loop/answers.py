@@ -31,6 +31,14 @@ STOPWORDS = frozenset(
 # Normalised, it keeps its dashes, as words: read as punctuation, "-a" was the article and
 # "--all" a stopword, so "-A" never converged with "-A" and no sentence mentioned it.
 OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
+# ... and as a question or a search names one, a digit too ("tmux -2"): an answer's "-2"
+# is more often a number, which normalising must leave as one.
+NAMED_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z0-9][\w-]*")
+
+
+def named_options(text: str) -> set[str]:
+    """The command-line options ``text`` names, as written ("-S" is not "-s")."""
+    return set(NAMED_OPTION.findall(text))
 
 
 def normalize_answer(text: str) -> str:

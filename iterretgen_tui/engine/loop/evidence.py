@@ -32,7 +32,7 @@ from ..indexing.chunking import SECTION, spanning
 from ..indexing.restructuredtext import indentation
 from ..markdown_tables import cells, is_row, is_rule
 from ..passages import Passage
-from .answers import OPTION, content_words, mentions, only_restates, stems, unglued
+from .answers import content_words, mentions, named_options, only_restates, stems, unglued
 from .prompts import reasoning
 from .sentences import SENTENCE_GAP
 
@@ -288,17 +288,22 @@ _LEADING_OPTIONS = 4  # words at a statement's start that may be its options ("-
 DEFINES_BONUS = 1.0
 
 
-def definitions_first(question: str, sentences: Sequence[str]) -> np.ndarray:
-    """What each sentence gains over its cosine with ``question``: ``DEFINES_BONUS`` for an
+def definitions_first(asked: str, sentences: Sequence[str]) -> np.ndarray:
+    """What each sentence gains over its cosine with ``asked``: ``DEFINES_BONUS`` for an
     option's own statement ("-c, --check checks the syntax only", "• `-v`: ...") that
-    starts with an option the question names, case kept ("-c" is not "-C"); else 0."""
-    named = set(OPTION.findall(question))
+    starts with an option ``asked`` names, case kept ("-c" is not "-C"); else 0."""
+    named = named_options(asked)
     return DEFINES_BONUS * np.array([bool(named) and _defines(sentence, named) for sentence in sentences])
+
+
+def defines_option(text: str, options: Set[str]) -> bool:
+    """A statement of ``text`` is the own statement of one of ``options``."""
+    return any(_defines(sentence, options) for sentence in sentences(text))
 
 
 def _defines(sentence: str, options: Set[str]) -> bool:
     head = sentence.removeprefix(DRAWN_BULLET).replace("`", "").split()[:_LEADING_OPTIONS]
-    return bool(head and _OPTION.match(head[0]) and options & set(OPTION.findall(" ".join(head))))
+    return bool(head and _OPTION.match(head[0]) and options & named_options(" ".join(head)))
 
 
 def _item_ended(ahead: str, text: str) -> bool:
@@ -355,8 +360,13 @@ def choose_evidence(
     queries = embedder.embed_queries([question, *with_answer, *with_context, *with_reasons, *with_draft])
     vectors = embedder.embed_batch([under_heading(passages[n - 1], s) for n, _, s in candidates])
     supporting = 1 + len(with_answer) + len(with_context)
-    support = float((vectors @ queries[:supporting].T).max())
-    backing = backing_sentences([s for *_, s in candidates], answer) if with_answer else []
+    sentence_texts = [s for *_, s in candidates]
+    # An option the question names that a sentence read defines is said, however far
+    # MiniLM scores "What does touch -a change?" from "-a: change only the access time".
+    support = float(
+        ((vectors @ queries[:supporting].T).max(axis=1) + definitions_first(question, sentence_texts)).max()
+    )
+    backing = backing_sentences(sentence_texts, answer) if with_answer else []
     if with_answer and not backing and not states(answer):
         # Where no sentence names the answer, its passage's title may ("tool 2.2
         # (2022-03-27)" over the release's changes, for when it came out): the sentences
@@ -367,7 +377,13 @@ def choose_evidence(
     # how the debugger's watchers work was quoted from the page's opening line.
     by_answer = 1 if with_answer and not backing and states(answer) else 0
     scores = vectors @ queries[supporting if with_reasons else by_answer]
-    scores = scores + definitions_first(question, [s for *_, s in candidates])
+    # The option the answer states is quoted where it is defined, as one the question names:
+    # "Which column option creates a table?" -> "--table" was quoted from "--table-name".
+    # Its definition backs the answer, whether or not it repeats it: "What does tail -f
+    # do?" -> "tail -f" was quoted from less's page, which says "similar to tail -f".
+    defining = definitions_first(f"{question} {answer}", sentence_texts)
+    scores = scores + defining
+    backing = sorted({*backing, *np.flatnonzero(defining)}) if backing else backing
     best = max(backing or range(len(candidates)), key=lambda k: scores[k])
     n, i, _ = candidates[best]
     passage, own = passages[n - 1], split[n - 1]

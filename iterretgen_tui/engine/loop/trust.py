@@ -11,6 +11,7 @@ from collections.abc import Callable
 from enum import Enum
 
 from .answers import (
+    OPTION,
     TOKEN,
     answer_numbers,
     code_spans,
@@ -106,7 +107,6 @@ def weakness(final: FinalAnswer) -> Weakness | None:
     return None
 
 
-_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 # A literal in quotes, without spaces ('http3', "utf-8"): a value the answer says to pass.
 _LITERAL = re.compile(r"""(?<![\w'"])(['"])([^\s'"]+)\1(?!\w)""")
 _WORD = re.compile(r"[^\W_]+")
@@ -122,8 +122,8 @@ def unread_code(answer: str, texts: list[str]) -> set[str]:
     with a letter or two ("-f", "-rf"), not a word ("well-known" is no option); a piece
     with one word held is the passages' code written out (`path.basename('/a/b.html')`),
     and one of no words (`'.'`) has none to look for."""
-    said = {option for option in _OPTION.findall(answer) if option.startswith("--") or len(option) <= 3}
-    held = set().union(*(_OPTION.findall(text) for text in texts))
+    said = {option for option in OPTION.findall(answer) if option.startswith("--") or len(option) <= 3}
+    held = set().union(*(OPTION.findall(text) for text in texts))
     words = set().union(*(_WORD.findall(text.lower()) for text in texts))
     literals = (literal for _, literal in _LITERAL.findall(outside_code(answer)))
     pieces = [*code_spans(answer), *literals]

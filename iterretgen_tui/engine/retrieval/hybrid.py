@@ -8,6 +8,8 @@ on top (plain reciprocal-rank fusion lost to dense on MuSiQue; the comparison of
 depths and weights is in docs/evaluation.md, "Hybrid retrieval"). A passage whose whole
 title the search text names (a person, a place, a document's heading) gets a bonus: bm25
 counts a title's words one by one, and neither ranking knows that they were named together.
+A passage that defines a command-line option the search names, on the page the search
+ranks first, gets a bonus too: neither ranking sees options ("-S" is the word "s" to bm25).
 
 ``HybridRetriever`` has the interface of ``Retriever``, so the loop's searches (the question
 at t=1, each of feedback mode's searches at t >= 2) are all fused without the loop
@@ -23,7 +25,8 @@ from dataclasses import replace
 from typing import Protocol
 
 from ..indexing.chunking import SECTION, heading_of
-from ..loop.answers import stems
+from ..loop.answers import named_options, stems
+from ..loop.evidence import defines_option
 from ..passages import Passage
 
 FUSION_DEPTH = 50  # ranks read from each retriever before fusing
@@ -35,6 +38,9 @@ TITLE_BONUS = 0.2  # added to the fused score of a passage whose title the searc
 # allow a page and a copy of it (a book's print-all page).
 CODE_BONUS = DENSE_WEIGHT
 CODE_FILES = 2
+# ... and this where it defines an option the search names on the page ranked first: "What
+# does ls -S do?" found ls's page, its sort options first, "-S: sort by file size" 16th.
+OPTION_BONUS = DENSE_WEIGHT
 MIN_TITLE_CHARS = 4  # shorter titles ("A", "Go") occur inside too many texts by chance
 # A one-word heading ("Usage", "Options") is named by too many questions.
 MIN_HEADING_WORDS = 2
@@ -90,6 +96,7 @@ class HybridRetriever:
                 dense_weight=self.dense_weight,
                 named=_named(query),
                 asked=stems(query),
+                options=named_options(query),
                 title_bonus=self.title_bonus,
                 code_bonus=self.code_bonus,
                 normalise=self.normalise,
@@ -126,6 +133,7 @@ def fuse(
     dense_weight: float,
     named: str = "",
     asked: set[str] | None = None,
+    options: set[str] | None = None,
     title_bonus: float = TITLE_BONUS,
     code_bonus: float = CODE_BONUS,
     normalise: Callable[[Sequence[Passage]], dict[int, float]] = normalised,
@@ -134,7 +142,8 @@ def fuse(
     ``normalise``d; a passage one ranking did not return scores 0 there), plus ``code_bonus``
     where ``named`` (the search text's ``_named``) names a code its title holds that
     titles few files (``_page_codes``), else ``title_bonus`` where it names the passage's
-    whole title, or ``asked`` (its ``stems``) every word of its section's heading; ties
+    whole title, or ``asked`` (its ``stems``) every word of its section's heading; and
+    ``OPTION_BONUS`` where it defines one of ``options`` on the first passage's page; ties
     kept in dense order.
     Each passage says which ranking found it (``ranker``) and carries the fused score."""
     by_dense, by_lexical = normalise(dense), normalise(lexical)
@@ -159,6 +168,11 @@ def fuse(
         return dense_weight * by_dense.get(i, 0.0) + (1 - dense_weight) * by_lexical.get(i, 0.0) + bonus
 
     fused = {i: score(i) for i in passages}
+    if options and fused:
+        page = passages[max(fused, key=fused.get)].source
+        for i, p in passages.items():
+            if p.source == page and defines_option(p.text, options):
+                fused[i] += OPTION_BONUS
     order = sorted(passages, key=lambda i: -fused[i])[:k]
     tops = {p.id for p in dense[:k]}, {p.id for p in lexical[:k]}
     return [replace(passages[i], score=fused[i], ranker=_finder(i, tops, (by_dense, by_lexical))) for i in order]
