@@ -6,7 +6,9 @@ tests/data/realdocs-questions.jsonl against tests/data/realdocs/ (Node.js API do
 tests/data/realdocs-LICENSE.txt) and reports, over the questions:
 - key_fact: the answer or the evidence states the question's key fact
   (key_fact_answer, key_fact_evidence: each on its own; key_fact_first_quote: the
-  evidence's first quote alone, without the sentence quoted beside it);
+  evidence's first quote alone, without the sentence quoted beside it; key_fact_reply:
+  the reply the chat shows, whose draft stands in for an answer that only restates the
+  question, "What does du -s do?" -> "du -s");
 - looping_drafts: the model's last draft repeated itself (the loop guard cut it, where
   there is one); looping_answers: the text the user reads repeats itself;
 - stated: the last iteration stated an answer;
@@ -48,7 +50,7 @@ from iterretgen_tui import config
 from iterretgen_tui.engine.loop.conversation import Turn, turn_of
 from iterretgen_tui.engine.loop.events import FinalAnswer
 from iterretgen_tui.engine.loop.repetition import loop_start
-from iterretgen_tui.engine.loop.trust import Weakness, declined, weakness
+from iterretgen_tui.engine.loop.trust import Weakness, declined, reply_text, weakness
 from iterretgen_tui.session import Session
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
@@ -95,6 +97,7 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
         "key_fact_answer": states(final.answer, item["key"]),
         "key_fact_evidence": any(states(text, item["key"]) for text in quoted),
         "key_fact_first_quote": bool(quoted) and states(quoted[0], item["key"]),
+        "key_fact_reply": states(reply_text(final), item["key"]),
         "looping_draft": bool(getattr(last, "looped", False) or loop_start(final.draft) is not None),
         "looping_answer": loop_start(shown) is not None,
         "stated": stated,
@@ -142,6 +145,7 @@ def summary(rows: list[dict]) -> dict:
         "key_fact_answer": share("key_fact_answer"),
         "key_fact_evidence": share("key_fact_evidence"),
         "key_fact_first_quote": share("key_fact_first_quote"),
+        "key_fact_reply": share("key_fact_reply", [r for r in rows if "key_fact_reply" in r]),
         "key_fact_by_kind": {
             k: round(fmean(float(r["key_fact_answer"] or r["key_fact_evidence"]) for r in v), 3)
             for k, v in by_kind.items()

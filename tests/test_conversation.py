@@ -18,6 +18,7 @@ from iterretgen_tui.engine.loop.conversation import (
     changes_topic,
     clean_rewrite,
     next_rewrite,
+    option_resolved,
     ordinal_resolved,
     points_back,
     read_question,
@@ -157,6 +158,25 @@ def test_the_second_one_of_a_listed_answer_is_named_without_the_reader():
     assert ordinal_resolved("What does the second one cost?", "Yarn") == ""
     assert ordinal_resolved("What about the third one?", "Yarn and pnpm") == ""
     assert ordinal_resolved("Which one is faster?", "Yarn and pnpm") == ""
+
+
+def test_another_option_of_the_same_command_is_asked_without_the_reader():
+    turns = (Turn("What does uniq -c do?", "It prefixes lines by the number of occurrences."),)
+    generator = ScriptedGenerator(by_kind("The command uniq -d prints the duplicate lines."))
+    assert read_question("And -d?", turns, generator, threading.Event()).searched == "What does uniq -d do?"
+    assert generator.prompts == []  # no rewrite was asked for
+    # It is read as a question of its own: shown the turn, the draft copied its answer.
+    events = run(generator, question="And -d?", turns=turns)
+    assert next(e for e in events if isinstance(e, QuestionRead)).standalone == "What does uniq -d do?"
+    assert "Earlier in this conversation" not in generator.prompts[0][-1]["content"]
+    # The full question is found behind earlier such follow-ups; a long option, or "the ... flag".
+    turns += (Turn("And -d?", "It prints only duplicate lines."),)
+    assert option_resolved("What about the --unique flag?", turns) == "What does uniq --unique do?"
+    # Not such a follow-up, or no single option to replace: the reader rewrites it.
+    assert option_resolved("And what does -d print?", turns) == ""
+    assert option_resolved("And -d?", (Turn("Which options does uniq take?", "-c and -d"),)) == ""
+    assert option_resolved("And -d?", (Turn("Is -c like -u?", "No"),)) == ""
+    assert option_resolved("And 2?", (Turn("What does tmux -2 do?", "256 colours"),)) == ""
 
 
 def test_a_rewrite_that_drops_the_question_is_not_taken():

@@ -12,7 +12,14 @@ import pytest
 from iterretgen_tui.engine.indexing.indexer import open_folder_index, sync_folder
 from iterretgen_tui.engine.loop.answers import content_words
 from iterretgen_tui.engine.loop.events import FinalAnswer, IterationTrace, StopReason
-from iterretgen_tui.engine.loop.evidence import Evidence, backs, choose_evidence, sentences, statements
+from iterretgen_tui.engine.loop.evidence import (
+    Evidence,
+    backs,
+    choose_evidence,
+    definitions_first,
+    sentences,
+    statements,
+)
 from iterretgen_tui.engine.loop.follow_up import (
     LEAD,
     QUESTION,
@@ -167,6 +174,11 @@ def test_a_commands_options_are_statements_of_their_own():
     assert evidence.text == "-f, --follow: output appended data as the file grows"
     # The question's option defined is said, however far the embedder scores the two.
     assert evidence.support > 1.0 > choose_evidence("What does tail do?", pages, HashEmbedder()).support
+    # An option named after a tag's colon is not the one it defines.
+    assert list(
+        definitions_first("What does --inspect do?", ["`--inspect-brk` flag: Unlike `--inspect`, it breaks."])
+    ) == [0]
+    assert list(definitions_first("What does -e do?", ["-e PATTERNS, --regexp=PATTERNS: use PATTERNS"])) == [1]
     # A manual page's tag (its colon from manpage.py) leads its description, capitalised or not.
     tagged = "in a long listing, hide group names\n-h, --human-readable:\nwith -l, print sizes like 1K\n-i, --ignore-case:\nIgnore case distinctions."
     assert sentences(tagged) == [

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .answers import content_words
+from .answers import NAMED_OPTION, content_words
 from .drafting import short_reply
 from .events import FinalAnswer
 from .generator import Generator, Message
@@ -62,6 +62,9 @@ class Asked:
     question: str  # as typed
     turns: tuple[Turn, ...] = ()  # the turns before it, oldest first
     standalone: str = ""  # the question rewritten to stand alone; "" when it needs no context
+    # The standalone question holds all the question took from the turns (option_resolved):
+    # the draft reads it without them, which it would copy.
+    alone: bool = False
 
     @property
     def searched(self) -> str:
@@ -246,6 +249,9 @@ def read_question(
     chosen = ordinal_resolved(question, turns[-1].answer)
     if chosen:
         return Asked(question, turns, chosen)
+    other = option_resolved(question, turns)
+    if other:
+        return Asked(question, turns, other, alone=True)
     messages = rewrite_messages(turns, question)
     reply = short_reply(generator, messages, REWRITE_TOKENS, cancel, lambda text: "\n" in text.strip())  # one line
     rewrite = clean_rewrite(reply)
@@ -277,6 +283,35 @@ def ordinal_resolved(question: str, answer: str) -> str:
     if len(items) < 2 or place >= len(items) or any(len(item.split()) > MAX_ITEM_WORDS for item in items):
         return ""
     return f"{question[: found.start()]}{items[place]}{question[found.end() :]}"
+
+
+# A follow-up that only names another option of the same command ("And -d?", "What about
+# the --count flag?").
+_OTHER_OPTION = re.compile(
+    rf"^\W*(?:and|what about|how about)\s+(?:the\s+)?(?P<option>{NAMED_OPTION.pattern})"
+    r"(?:\s+(?:option|flag|switch))?\s*\?*\s*$",
+    re.IGNORECASE,
+)
+
+
+def option_resolved(question: str, turns: Sequence[Turn]) -> str:
+    """The last full question that named one option, with ``question``'s option in its
+    place: "And -d?" after "What does uniq -c do?" -> "What does uniq -d do?"; "" where
+    ``question`` is no such follow-up or no such question came before. Asked to rewrite
+    "And -d?", the 1.5B answered it instead ("The command uniq -d prints ..."), and shown
+    the turns, its draft of "What does uniq -u do?" said what -c does ("prints the number
+    of occurrences")."""
+    asked = _OTHER_OPTION.match(question)
+    if not asked:
+        return ""
+    for turn in reversed(turns):
+        if _OTHER_OPTION.match(turn.question):
+            continue  # an earlier "And -c?": the full question is before it
+        named = list(NAMED_OPTION.finditer(turn.question))
+        if len(named) != 1:
+            return ""
+        return f"{turn.question[: named[0].start()]}{asked['option']}{turn.question[named[0].end() :]}"
+    return ""
 
 
 def context_search(asked: Asked) -> str:

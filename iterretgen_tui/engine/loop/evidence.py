@@ -303,7 +303,9 @@ def defines_option(text: str, options: Set[str]) -> bool:
 
 def _defines(sentence: str, options: Set[str]) -> bool:
     head = sentence.removeprefix(DRAWN_BULLET).replace("`", "").split()[:_LEADING_OPTIONS]
-    return bool(head and _OPTION.match(head[0]) and options & named_options(" ".join(head)))
+    # A tag ends at its colon: "--inspect-brk flag: Unlike --inspect, ..." defines one.
+    tag = next((k + 1 for k, word in enumerate(head) if word.endswith(":")), len(head))
+    return bool(head and _OPTION.match(head[0]) and options & named_options(" ".join(head[:tag])))
 
 
 def _item_ended(ahead: str, text: str) -> bool:

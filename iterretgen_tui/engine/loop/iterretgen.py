@@ -161,7 +161,7 @@ class Reading:
         # The turns are shown where the question was rewritten or still points back at them
         # (the 1.5B leaves "Which binary names does the second one provide?" as it was);
         # a question that stands alone is read alone: its turns would only cost tokens.
-        leans = asked.standalone or points_back(asked.question)
+        leans = not asked.alone and bool(asked.standalone or points_back(asked.question))
         shown = shown_turns(asked.turns, generator, options) if leans else ()
         kind = question_kind(asked.searched)
         said = shown[-1].answer if shown else ""
