@@ -174,6 +174,8 @@ def test_a_commands_options_are_statements_of_their_own():
     assert evidence.text == "-f, --follow: output appended data as the file grows"
     # The question's option defined is said, however far the embedder scores the two.
     assert evidence.support > 1.0 > choose_evidence("What does tail do?", pages, HashEmbedder()).support
+    # ... on a page whose title names the question's command: not rsync's -f on tail's page.
+    assert choose_evidence("What does the rsync -f flag do?", pages, HashEmbedder()).support < 1.0
     # An option named after a tag's colon is not the one it defines.
     assert list(
         definitions_first("What does --inspect do?", ["`--inspect-brk` flag: Unlike `--inspect`, it breaks."])

@@ -36,6 +36,9 @@ OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 NAMED_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z0-9][\w-]*")
 
 
+OPTION_WORDS = ("option", "flag", "switch")  # what a text calls an option it names ("the -d flag")
+
+
 def named_options(text: str) -> set[str]:
     """The command-line options ``text`` names, as written ("-S" is not "-s")."""
     return set(NAMED_OPTION.findall(text))

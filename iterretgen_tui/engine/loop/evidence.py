@@ -32,7 +32,16 @@ from ..indexing.chunking import SECTION, spanning
 from ..indexing.restructuredtext import indentation
 from ..markdown_tables import cells, is_row, is_rule
 from ..passages import Passage
-from .answers import content_words, mentions, named_options, only_restates, stems, unglued
+from .answers import (
+    NAMED_OPTION,
+    OPTION_WORDS,
+    content_words,
+    mentions,
+    named_options,
+    only_restates,
+    stems,
+    unglued,
+)
 from .prompts import reasoning
 from .sentences import SENTENCE_GAP
 
@@ -301,6 +310,11 @@ def defines_option(text: str, options: Set[str]) -> bool:
     return any(_defines(sentence, options) for sentence in sentences(text))
 
 
+def _word_stems(text: str) -> set[str]:
+    """``stems`` of the words between any signs: "TOUCH(1)" holds touch, "ssh-keygen" ssh."""
+    return stems(re.sub(r"\W+", " ", text))
+
+
 def _defines(sentence: str, options: Set[str]) -> bool:
     head = sentence.removeprefix(DRAWN_BULLET).replace("`", "").split()[:_LEADING_OPTIONS]
     # A tag ends at its colon: "--inspect-brk flag: Unlike --inspect, ..." defines one.
@@ -364,10 +378,13 @@ def choose_evidence(
     supporting = 1 + len(with_answer) + len(with_context)
     sentence_texts = [s for *_, s in candidates]
     # An option the question names that a sentence read defines is said, however far
-    # MiniLM scores "What does touch -a change?" from "-a: change only the access time".
-    support = float(
-        ((vectors @ queries[:supporting].T).max(axis=1) + definitions_first(question, sentence_texts)).max()
-    )
+    # MiniLM scores "What does touch -a change?" from "-a: change only the access time",
+    # where the passage's title names some other word of the question (its command: over
+    # pages without rsync's, gzip's "-a --ascii" does not say what "rsync -a" does).
+    others = _word_stems(NAMED_OPTION.sub(" ", question)) - stems(" ".join(OPTION_WORDS))
+    titled = [not others or bool(others & _word_stems(p.title)) for p in passages]
+    said = definitions_first(question, sentence_texts) * np.array([titled[n - 1] for n, _, _ in candidates])
+    support = float(((vectors @ queries[:supporting].T).max(axis=1) + said).max())
     backing = backing_sentences(sentence_texts, answer) if with_answer else []
     if with_answer and not backing and not states(answer):
         # Where no sentence names the answer, its passage's title may ("tool 2.2
