@@ -28,7 +28,10 @@ item's "first" question is asked, then its question is asked after it, as `ask` 
 With --read-ahead as well, the conversation is read ahead between the two, untimed, as the
 chat does while the user reads the first answer (Session.read_ahead).
 --folder and --questions score another folder with questions of the same layout (an item
-with "first" is a follow-up pair).
+with "first" is a follow-up pair). An item with "unanswerable": true asks what the folder
+does not hold (another module, another command, an unrelated fact): it is scored apart, as
+declined (the chat said the documents do not say) or marked (declined, or its answer marked
+unsupported: either way the user is warned), and the other figures are over the rest.
 Usage: scripts/score_realdocs.py [--llm NAME] [--sample N] [--records FILE.jsonl] [--followups [--read-ahead]]
                                  [--folder DIR --questions FILE.jsonl]
 (--sample: N questions spread evenly over the set, which is ordered by file; on a slow
@@ -89,6 +92,7 @@ def score(final: FinalAnswer, item: dict, seconds: float) -> dict:
     return {
         "id": item["id"],
         "kind": item["kind"],
+        "unanswerable": item.get("unanswerable", False),
         "standalone": getattr(final, "standalone", ""),
         "asked_as": getattr(final, "kind", "factoid"),
         "answer": final.answer,
@@ -165,6 +169,16 @@ def summary(rows: list[dict]) -> dict:
     }
 
 
+def unanswerable_summary(rows: list[dict]) -> dict:
+    """How often the chat told the user that the folder does not hold the answer."""
+    return {
+        "n": len(rows),
+        "declined": round(fmean(float(r["declined"]) for r in rows), 3),
+        "warned": round(fmean(float(r["declined"] or r["unsupported"]) for r in rows), 3),
+        "seconds_per_question_median": round(median(r["seconds"] for r in rows), 2),
+    }
+
+
 def work_between(before, after) -> dict:
     """What llama.cpp evaluated and decoded between two of its counts (``Work``'s fields)."""
     return {field: round(b - a, 3) for field, a, b in zip(after._fields, before, after)}
@@ -237,6 +251,8 @@ def main() -> None:
         if args.records:
             with args.records.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(rows[-1], ensure_ascii=False) + "\n")
+    answerable = [r for r in rows if not r.get("unanswerable")]
+    unanswerable = [r for r in rows if r.get("unanswerable")]
     report = {
         "llm": session.info()["llm"],
         "embedder": session.info()["embedder"],
@@ -249,8 +265,9 @@ def main() -> None:
         "folder": str(args.folder),
         "questions": str(questions),
         "read_ahead": args.read_ahead,
-        **summary(rows),
-        **first_answers(rows),
+        **(summary(answerable) if answerable else {}),
+        **({"unanswerable": unanswerable_summary(unanswerable)} if unanswerable else {}),
+        **(first_answers(answerable) if answerable else {}),
         **rates(rows),
     }
     print(json.dumps(report, indent=2))

@@ -27,7 +27,7 @@ from iterretgen_tui.engine.loop.conversation import (
     turns_of,
 )
 from iterretgen_tui.engine.loop.events import FinalAnswer, QueryFormed, QuestionRead, StopReason
-from iterretgen_tui.engine.loop.grounding import CHECK, says_unsaid
+from iterretgen_tui.engine.loop.grounding import CHECK, says_unsaid, unsaid
 from iterretgen_tui.engine.loop.queries import EARLIER, QUESTION
 from iterretgen_tui.engine.loop.question_kind import OPEN
 from iterretgen_tui.engine.loop.trust import Weakness, declined, reply_text, restates, unborrowed, weakness
@@ -576,6 +576,14 @@ def test_evidence_far_from_the_question_says_the_documents_do_not_seem_to_say():
     assert asked(0.99, check_found=True).unsaid == "evidence"  # it said yes
     # Only an embedder measured for it has a bound: the default one.
     assert models.unsaid_below("all-minilm-l6-v2") == 0.55 and models.unsaid_below(EMBEDDED_LLM) == 0.0
+
+
+def test_an_option_no_page_of_its_command_defines_is_not_said():
+    last = run(ScriptedGenerator(by_kind(REWRITE)))[-1].iterations[-1]
+    near = dataclasses.replace(last, evidence=dataclasses.replace(last.evidence, support=0.9))
+    undefined = dataclasses.replace(near, evidence=dataclasses.replace(near.evidence, option_undefined=True))
+    assert unsaid(near, None, 0.55) == "" and unsaid(undefined, None, 0.55) == "evidence"
+    assert unsaid(undefined, None, 0.0) == ""  # the evidence's check turned off
 
 
 def test_a_draft_that_says_its_passages_do_not_mention_it_answers_no_yes_or_no():

@@ -176,6 +176,23 @@ def test_a_commands_options_are_statements_of_their_own():
     assert evidence.support > 1.0 > choose_evidence("What does tail do?", pages, HashEmbedder()).support
     # ... on a page whose title names the question's command: not rsync's -f on tail's page.
     assert choose_evidence("What does the rsync -f flag do?", pages, HashEmbedder()).support < 1.0
+    # Where no page of the question's command read defines its option, the documents do
+    # not say what it does (grounding.unsaid); a question that names no command is not judged.
+    assert choose_evidence("What does the rsync -f flag do?", pages, HashEmbedder()).option_undefined
+    assert not choose_evidence("What does tail -f do?", pages, HashEmbedder()).option_undefined
+    assert not choose_evidence("What does the -f option do?", pages, HashEmbedder()).option_undefined
+    assert not choose_evidence("What does tail do?", pages, HashEmbedder()).option_undefined
+    # A passage titled by its file's name alone (a PDF's) says whose option it is in its text.
+    manual = [
+        Passage(
+            7,
+            "3.1 Invoking asn1Parser\nasn1Parser reads a file.\n-c, --check checks the syntax only",
+            "lib.pdf",
+            "/d/lib.pdf",
+        )
+    ]
+    assert not choose_evidence("What does the -c option of asn1Parser do?", manual, HashEmbedder()).option_undefined
+    assert choose_evidence("What does the -c option of asn1Coding do?", manual, HashEmbedder()).option_undefined
     # An option named after a tag's colon is not the one it defines.
     assert list(
         definitions_first("What does --inspect do?", ["`--inspect-brk` flag: Unlike `--inspect`, it breaks."])
@@ -780,6 +797,11 @@ def test_an_answer_about_a_name_no_passage_read_mentions_is_unsupported():
     plugins = ["Copy the plugin file to the plugin directory."]
     assert unmentioned("How do I install plugins with vim-plug?", "With vim-plug, copy it", plugins) == ["vim-plug"]
     assert unmentioned("Can I make it read-only?", "Yes, read-only", ["Open it read only."]) == []
+    # A name code gives, joined by dots or underscores: a member no passage read names.
+    paths = ["path.join() joins the worker_threads paths."]
+    assert unmentioned("What does path.copy() do?", "`path.copy()` copies a path", paths) == ["path.copy"]
+    assert unmentioned("What does path.join() do?", "path.join() joins paths", paths) == []
+    assert unmentioned("Is worker_threads named?", "worker_threads is", paths) == []
     final = replace(final_with("config.toml, the Rust file"), question="Which file holds the Rust settings?")
     assert weakness(final) is Weakness.UNSUPPORTED  # no passage of FOLDER says Rust
     assert weakness(replace(final, answer="config.toml")) is None

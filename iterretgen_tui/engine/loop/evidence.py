@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from itertools import zip_longest
+from pathlib import PurePath
 from typing import Protocol
 
 import numpy as np
@@ -120,6 +121,10 @@ class Evidence(Quote):
     # sentences against the question, or the question followed by its stated answer
     # (engine/loop/grounding.py declines under the embedder's bound).
     support: float = 0.0
+    # The question asks what a command's option does and no passage read defines it on a
+    # page that names the command (its title; a PDF's text): its statements elsewhere
+    # (gzip's "-a --ascii" for "rsync -a") are another command's, however near they score.
+    option_undefined: bool = False
 
     @property
     def quotes(self) -> tuple[Quote, ...]:
@@ -310,6 +315,13 @@ def defines_option(text: str, options: Set[str]) -> bool:
     return any(_defines(sentence, options) for sentence in sentences(text))
 
 
+def _owner(passage: Passage) -> str:
+    """What says whose page a passage is: its title, or its text too where the title is
+    only its file's name (a PDF's passages: "Invoking asn1Parser" is in the text)."""
+    untitled = passage.title == PurePath(passage.source).name
+    return f"{passage.title} {passage.text}" if untitled else passage.title
+
+
 def _word_stems(text: str) -> set[str]:
     """``stems`` of the words between any signs: "TOUCH(1)" holds touch, "ssh-keygen" ssh."""
     return stems(re.sub(r"\W+", " ", text))
@@ -380,11 +392,13 @@ def choose_evidence(
     # An option the question names that a sentence read defines is said, however far
     # MiniLM scores "What does touch -a change?" from "-a: change only the access time",
     # where the passage's title names some other word of the question (its command: over
-    # pages without rsync's, gzip's "-a --ascii" does not say what "rsync -a" does).
+    # pages without rsync's, gzip's "-a --ascii" does not say what "rsync -a" does). A
+    # passage titled by its file's name alone (a PDF manual's) names it in its text.
     others = _word_stems(NAMED_OPTION.sub(" ", question)) - stems(" ".join(OPTION_WORDS))
-    titled = [not others or bool(others & _word_stems(p.title)) for p in passages]
+    titled = [not others or bool(others & _word_stems(_owner(p))) for p in passages]
     said = definitions_first(question, sentence_texts) * np.array([titled[n - 1] for n, _, _ in candidates])
     support = float(((vectors @ queries[:supporting].T).max(axis=1) + said).max())
+    option_undefined = bool(others and named_options(question)) and not said.any()
     backing = backing_sentences(sentence_texts, answer) if with_answer else []
     if with_answer and not backing and not states(answer):
         # Where no sentence names the answer, its passage's title may ("tool 2.2
@@ -436,7 +450,7 @@ def choose_evidence(
             }
         floor = ALSO_SHARE * float(by_draft[best])
         also = _also(candidates, by_draft, floor, text, passages, split, around, beside)
-    return Evidence(text, n, passage.id, passage.source, location, float(scores[best]), also, support)
+    return Evidence(text, n, passage.id, passage.source, location, float(scores[best]), also, support, option_undefined)
 
 
 def backing_sentences(sentences: Sequence[str], answer: str) -> list[int]:

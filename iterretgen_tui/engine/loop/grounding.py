@@ -4,7 +4,9 @@ don't seem to say" instead of a guess.
 A small reader asked a question its passages cannot answer writes an answer anyway, from
 the nearest passage. Three signals catch it (docs/conversations.md measures them):
 - the evidence's support: no sentence read comes near the question, nor near the
-  question with its stated answer (the embedder's measured bound); free, and on by default;
+  question with its stated answer (the embedder's measured bound), or the question asks
+  what a command's option does and no page of that command read defines it; free, and on
+  by default;
 - the draft saying so itself ("The information provided does not mention any holidays.")
   while its answer is only a yes or no read from that silence; free, and always on;
 - the reader's own check, asked as a yes/no turn in place of its draft's instruction (the
@@ -78,9 +80,10 @@ def says_unsaid(draft: str, answer: str) -> bool:
 def unsaid(last: IterationTrace, grounded: float | None, below: float) -> str:
     """Why the passages the last iteration read seem not to state the answer: "reader"
     where its check said no or its draft says so (``says_unsaid``), "evidence" where even
-    the sentence nearest the question scores under ``below``; "" where neither."""
+    the sentence nearest the question scores under ``below`` (0: the check is off) or the
+    question's option is defined nowhere on its command's page; "" where neither."""
     if (grounded is not None and grounded < FOUND_AT_LEAST) or says_unsaid(last.draft, last.answer):
         return "reader"
-    if last.evidence is not None and last.evidence.support < below:
+    if below and last.evidence is not None and (last.evidence.support < below or last.evidence.option_undefined):
         return "evidence"
     return ""

@@ -133,18 +133,21 @@ def unread_code(answer: str, texts: list[str]) -> set[str]:
 
 def unmentioned(question: str, answer: str, passages_text: list[str]) -> list[str]:
     """The names the question asks about (its capitalised words past a sentence's first,
-    and its words joined by a hyphen: a tool's, a package's) that the answer states and no
+    its words joined by a hyphen: a tool's, a package's, and the names code gives, joined
+    by dots or underscores: a module's member, a function's) that the answer states and no
     passage read mentions as a word, as written, with its dots left out ("US" in "U.S.")
     or its hyphens read as a space or nothing ("read only", "readonly"): asked which Rust
     compilers CMake supports, over CMake's docs that never say Rust, the 1.5B answered
     "Rust compiler versions 3.19 or later" from a sentence on version ranges; asked how
     to install plugins with vim-plug over Vim's manual, "with vim-plug by copying the
-    plugin file to the right directory"."""
+    plugin file to the right directory"; asked what path.copy() does over Node.js's path
+    page, that it "is not a standard method"."""
     read = "\n".join(passages_text).lower()
     stated, texts = answer.lower(), (read, read.replace(".", ""))
     tokens = TOKEN.findall(question)
     joined = [token for token in tokens if _HYPHENATED.fullmatch(token)]
-    names = sorted({re.sub(r"'s$", "", name).lower() for name in [*named(tokens), *joined]})
+    coded = _CODE_NAME.findall(question)
+    names = sorted({re.sub(r"'s$", "", name).lower() for name in [*named(tokens), *joined, *coded]})
     return [
         name
         for name in names
@@ -153,6 +156,8 @@ def unmentioned(question: str, answer: str, passages_text: list[str]) -> list[st
 
 
 _HYPHENATED = re.compile(r"[^\W\d_]\w*(?:-\w+)+")  # "vim-plug", "x86_64-pc-solaris"; no date
+# "fs.readFileSync", "worker_threads"; not "e.g." (a one-letter part) or a version.
+_CODE_NAME = re.compile(r"(?<![\w.])[^\W\d_]\w*(?:\.[^\W\d_]\w+)+|(?<![\w.])[^\W\d_]\w*_\w+")
 
 
 def _forms(name: str) -> set[str]:
