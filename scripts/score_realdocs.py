@@ -29,9 +29,9 @@ With --read-ahead as well, the conversation is read ahead between the two, untim
 chat does while the user reads the first answer (Session.read_ahead).
 --folder and --questions score another folder with questions of the same layout (an item
 with "first" is a follow-up pair). An item with "unanswerable": true asks what the folder
-does not hold (another module, another command, an unrelated fact): it is scored apart, as
-declined (the chat said the documents do not say) or marked (declined, or its answer marked
-unsupported: either way the user is warned), and the other figures are over the rest.
+does not hold (another module, another command, an unrelated fact): it is scored apart
+(`unanswerable`), as declined (the chat said the documents do not say) and as warned
+(declined, or its answer marked unsupported), and the other figures are over the rest.
 Usage: scripts/score_realdocs.py [--llm NAME] [--sample N] [--records FILE.jsonl] [--followups [--read-ahead]]
                                  [--folder DIR --questions FILE.jsonl]
 (--sample: N questions spread evenly over the set, which is ordered by file; on a slow

@@ -17,6 +17,7 @@ from iterretgen_tui.engine.loop.evidence import (
     backs,
     choose_evidence,
     definitions_first,
+    says_command,
     sentences,
     statements,
 )
@@ -193,6 +194,19 @@ def test_a_commands_options_are_statements_of_their_own():
     ]
     assert not choose_evidence("What does the -c option of asn1Parser do?", manual, HashEmbedder()).option_undefined
     assert choose_evidence("What does the -c option of asn1Coding do?", manual, HashEmbedder()).option_undefined
+    # Judged only where the question says the command beside the option: a verb for it
+    # ("making directories") names no page's title.
+    assert says_command("What does the -r option of cp do?") and says_command("What does asn1Decoding's -t do?")
+    assert not says_command("What does -p do when making directories?") and not says_command("What does -c do?")
+    mkdir = [Passage(9, "-p, --parents: make parent directories as needed", "MKDIR(1)", "/m/mkdir.1.gz")]
+    assert not choose_evidence("What does -p do when making directories?", mkdir, HashEmbedder()).option_undefined
+    # So does a section headed by the option (npm's docs: "#### `dry-run`").
+    text = "Indicates that npm should only report what it would have done."
+    headed = [Passage(8, text, "npm-publish › `dry-run`", "/d/npm-publish.md")]
+    assert not choose_evidence(
+        "What does the --dry-run flag of npm publish do?", headed, HashEmbedder()
+    ).option_undefined
+    assert choose_evidence("What does the --otp flag of npm publish do?", headed, HashEmbedder()).option_undefined
     # An option named after a tag's colon is not the one it defines.
     assert list(
         definitions_first("What does --inspect do?", ["`--inspect-brk` flag: Unlike `--inspect`, it breaks."])

@@ -29,7 +29,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..indexing.chunking import SECTION, spanning
+from ..indexing.chunking import SECTION, heading_of, spanning
 from ..indexing.restructuredtext import indentation
 from ..markdown_tables import cells, is_row, is_rule
 from ..passages import Passage
@@ -121,9 +121,10 @@ class Evidence(Quote):
     # sentences against the question, or the question followed by its stated answer
     # (engine/loop/grounding.py declines under the embedder's bound).
     support: float = 0.0
-    # The question asks what a command's option does and no passage read defines it on a
-    # page that names the command (its title; a PDF's text): its statements elsewhere
-    # (gzip's "-a --ascii" for "rsync -a") are another command's, however near they score.
+    # The question asks what a command's option does and no passage read defines it (a
+    # statement or a section heading) on a page that names the command (its title; a
+    # PDF's text): its statements elsewhere (gzip's "-a --ascii" for "rsync -a") are
+    # another command's, however near they score.
     option_undefined: bool = False
 
     @property
@@ -315,11 +316,36 @@ def defines_option(text: str, options: Set[str]) -> bool:
     return any(_defines(sentence, options) for sentence in sentences(text))
 
 
+# A command said beside its option: a word just before it ("rsync -a", "asn1Decoding's
+# -t"), or after the "of", "in" or "for" that follows it ("the -r option of cp").
+_BEFORE_OPTION = re.compile(r"([^\W_][\w.-]*(?:'s)?)\s+$")
+_AFTER_OPTION = re.compile(rf"\s+(?:(?:{'|'.join(OPTION_WORDS)})\s+)?(?:of|in|for)\s+([^\W_][\w.-]*)")
+
+
+def says_command(question: str) -> bool:
+    """The question says beside its first option which command it belongs to
+    (``_BEFORE_OPTION``); where it does not ("What does -p do when making directories?",
+    mkdir's page named by no word of its title), no page can be told to be its command's."""
+    option = NAMED_OPTION.search(question)
+    if option is None:
+        return False
+    before = _BEFORE_OPTION.search(question[: option.start()])
+    after = _AFTER_OPTION.match(question[option.end() :])
+    return any(match and _word_stems(match.group(1)) - stems(" ".join(OPTION_WORDS)) for match in (before, after))
+
+
 def _owner(passage: Passage) -> str:
     """What says whose page a passage is: its title, or its text too where the title is
     only its file's name (a PDF's passages: "Invoking asn1Parser" is in the text)."""
     untitled = passage.title == PurePath(passage.source).name
     return f"{passage.title} {passage.text}" if untitled else passage.title
+
+
+def _heads(passage: Passage, options: Set[str]) -> bool:
+    """The passage's section heading is one of ``options``, its dashes and code quotes
+    optional ("`dry-run`" heads the section on --dry-run)."""
+    heading = heading_of(passage.title).strip("` ").lstrip("-")
+    return any(heading == option.lstrip("-") for option in options)
 
 
 def _word_stems(text: str) -> set[str]:
@@ -398,7 +424,9 @@ def choose_evidence(
     titled = [not others or bool(others & _word_stems(_owner(p))) for p in passages]
     said = definitions_first(question, sentence_texts) * np.array([titled[n - 1] for n, _, _ in candidates])
     support = float(((vectors @ queries[:supporting].T).max(axis=1) + said).max())
-    option_undefined = bool(others and named_options(question)) and not said.any()
+    # A section headed by the option defines it too (npm's docs: "#### `dry-run`").
+    headed = any(ok and _heads(p, named_options(question)) for ok, p in zip(titled, passages))
+    option_undefined = says_command(question) and not said.any() and not headed
     backing = backing_sentences(sentence_texts, answer) if with_answer else []
     if with_answer and not backing and not states(answer):
         # Where no sentence names the answer, its passage's title may ("tool 2.2
