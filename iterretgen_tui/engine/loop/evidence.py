@@ -316,6 +316,7 @@ def defines_option(text: str, options: Set[str]) -> bool:
     return any(_defines(sentence, options) for sentence in sentences(text))
 
 
+_OPTION_WORD_STEMS = stems(" ".join(OPTION_WORDS))  # "the -d flag": no command's word
 # A command said beside its option: a word just before it ("rsync -a", "asn1Decoding's
 # -t"), or after the "of", "in" or "for" that follows it ("the -r option of cp").
 _BEFORE_OPTION = re.compile(r"([^\W_][\w.-]*(?:'s)?)\s+$")
@@ -331,7 +332,7 @@ def says_command(question: str) -> bool:
         return False
     before = _BEFORE_OPTION.search(question[: option.start()])
     after = _AFTER_OPTION.match(question[option.end() :])
-    return any(match and _word_stems(match.group(1)) - stems(" ".join(OPTION_WORDS)) for match in (before, after))
+    return any(match and _word_stems(match.group(1)) - _OPTION_WORD_STEMS for match in (before, after))
 
 
 def _owner(passage: Passage) -> str:
@@ -420,7 +421,7 @@ def choose_evidence(
     # where the passage's title names some other word of the question (its command: over
     # pages without rsync's, gzip's "-a --ascii" does not say what "rsync -a" does). A
     # passage titled by its file's name alone (a PDF manual's) names it in its text.
-    others = _word_stems(NAMED_OPTION.sub(" ", question)) - stems(" ".join(OPTION_WORDS))
+    others = _word_stems(NAMED_OPTION.sub(" ", question)) - _OPTION_WORD_STEMS
     titled = [not others or bool(others & _word_stems(_owner(p))) for p in passages]
     said = definitions_first(question, sentence_texts) * np.array([titled[n - 1] for n, _, _ in candidates])
     support = float(((vectors @ queries[:supporting].T).max(axis=1) + said).max())
