@@ -37,6 +37,7 @@ NAMED_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z0-9][\w-]*")
 
 
 OPTION_WORDS = ("option", "flag", "switch")  # what a text calls an option it names ("the -d flag")
+OPTION_WORD = rf"(?:{'|'.join(OPTION_WORDS)})"  # ... as a pattern
 
 
 def named_options(text: str) -> set[str]:

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .answers import NAMED_OPTION, OPTION_WORDS, content_words
+from .answers import NAMED_OPTION, OPTION_WORD, content_words
 from .drafting import short_reply
 from .events import FinalAnswer
 from .generator import Generator, Message
@@ -289,7 +289,7 @@ def ordinal_resolved(question: str, answer: str) -> str:
 # the --count flag?").
 _OTHER_OPTION = re.compile(
     rf"^\W*(?:and|what about|how about)\s+(?:the\s+)?(?P<option>{NAMED_OPTION.pattern})"
-    rf"(?:\s+(?:{'|'.join(OPTION_WORDS)}))?\s*\?*\s*$",
+    rf"(?:\s+{OPTION_WORD})?\s*\?*\s*$",
     re.IGNORECASE,
 )
 

@@ -35,6 +35,7 @@ from ..markdown_tables import cells, is_row, is_rule
 from ..passages import Passage
 from .answers import (
     NAMED_OPTION,
+    OPTION_WORD,
     OPTION_WORDS,
     content_words,
     mentions,
@@ -320,7 +321,7 @@ _OPTION_WORD_STEMS = stems(" ".join(OPTION_WORDS))  # "the -d flag": no command'
 # A command said beside its option: a word just before it ("rsync -a", "asn1Decoding's
 # -t"), or after the "of", "in" or "for" that follows it ("the -r option of cp").
 _BEFORE_OPTION = re.compile(r"([^\W_][\w.-]*(?:'s)?)\s+$")
-_AFTER_OPTION = re.compile(rf"\s+(?:(?:{'|'.join(OPTION_WORDS)})\s+)?(?:of|in|for)\s+([^\W_][\w.-]*)")
+_AFTER_OPTION = re.compile(rf"\s+(?:{OPTION_WORD}\s+)?(?:of|in|for)\s+([^\W_][\w.-]*)")
 
 
 def says_command(question: str) -> bool:
