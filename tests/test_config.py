@@ -1,6 +1,12 @@
+import re
+from dataclasses import fields
+from pathlib import Path
+
 import pytest
 
 from iterretgen_tui import config, paths
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_layers_defaults_file_env_flags(monkeypatch):
@@ -87,3 +93,20 @@ def test_the_read_budgets_come_from_flags_and_are_checked(command):
     assert (options.read_budget(1), options.read_budget(2)) == (200, 500)
     with pytest.raises(config.ConfigError, match="check_read_tokens must be at least 1"):
         _ = settings_from(build_parser().parse_args([*command, "--check-read-tokens", "0"])).loop
+
+
+def test_the_settings_reference_gives_every_setting_with_its_default():
+    """docs/settings.md is the reference: a setting added, renamed or given another default
+    without it fails here."""
+    rows = re.findall(r"^\| `(\w+)` \| ([^|]+) \| `(\w+)` \|", (ROOT / "docs" / "settings.md").read_text("utf-8"), re.M)
+    documented = {name: default.strip() for name, default, _ in rows}
+    assert all(variable == f"ITERRETGEN_{name.upper()}" for name, _, variable in rows)
+    defaults = config.Settings()
+    for field in fields(config.Settings):
+        if field.name == "last_folder":  # written by the app, not chosen
+            continue
+        value = getattr(defaults, field.name)
+        shown = f"`{str(value).lower()}`" if isinstance(value, bool) else f"`{value}`"
+        if value in ("", ()):  # a string or a list of folders left empty
+            shown = "empty" if value == "" else "none"
+        assert documented.get(field.name) == shown, field.name
