@@ -267,6 +267,28 @@ def test_markdown_strong_emphasis_reads_as_its_text():
     assert block.text == "Zstandard, or zstd, is very fast; keep `**x**`, __init__, **kwargs and __main__.py."
 
 
+def test_strong_emphasis_a_line_break_splits_reads_as_its_text():
+    text = "\n".join(
+        [
+            "**Never pass unsanitized user input to this function. Any input containing",
+            "shell metacharacters may trigger arbitrary command execution.** Then 2 ** 31",
+            "or 2**31 bytes, `a **b` and **kept",
+            "",
+            "in another paragraph**. A **last",
+            "one**.",
+        ]
+    )
+    lines = [block.text for block in formats.markdown(text).blocks]
+    assert lines == [
+        "Never pass unsanitized user input to this function. Any input containing",
+        "shell metacharacters may trigger arbitrary command execution. Then 2 ** 31",
+        "or 2**31 bytes, `a **b` and **kept",
+        "",
+        "in another paragraph**. A last",
+        "one.",
+    ]
+
+
 def test_a_line_of_pictures_alone_is_a_figure_not_a_sentence():
     text = "\n".join(
         [

@@ -139,6 +139,13 @@ _INLINE = re.compile(
     re.IGNORECASE,
 )
 
+# Strong emphasis a line break splits ("**Never pass unsanitized user input to this" /
+# "function ... execution.**", a Node.js warning), which the line-by-line pass leaves:
+# an opener not inside a word ("2**31" and "2 ** 31" are arithmetic) and a closer after
+# a word or its closing sign, in the same paragraph.
+_STRONG_OPEN = re.compile(r"(?<![\w*\\])\*\*(?=[\w`])")
+_STRONG_CLOSE = re.compile(r"(?<=[\w`.,;!?:)'\"])\*\*(?![\w*])")
+
 # A line of pictures alone ("![The models screen](models.png)", a README's linked badges) is
 # a figure: the page shows the picture, and its alt text, read as a sentence, was quoted as
 # evidence ("The models screen during a pull"). A picture inside a sentence keeps its alt.
@@ -148,7 +155,7 @@ _FIGURES = re.compile(r"""^[ \t]*(?:\[?!\[[^\]]*\]\([^)\s]*(?:\s+"[^"]*")?\)(?:\
 def markdown(text: str) -> Parsed:
     lines = source_lines(text)
     title, start = _front_matter_title(lines)
-    lines[start:] = _rendered(lines[start:])
+    lines[start:] = _strong_across_lines(_rendered(lines[start:]))
     headings: dict[int, tuple[int, str]] = {}  # line index -> (level, heading text)
     fenced = False
     for i in range(start, len(lines)):
@@ -213,6 +220,38 @@ def _rendered(lines: list[str]) -> list[str]:
         shown, in_comment = _shown(line, in_comment, closes_later=i < last_close)
         out.append("" if not in_comment and _LINK_DEFINITION.match(shown) else shown)
     return out
+
+
+def _strong_across_lines(lines: list[str]) -> list[str]:
+    """The markers of strong emphasis that runs from one line of a paragraph to a later
+    one taken out (see _STRONG_OPEN), the lines one for one."""
+    out = list(lines)
+    opened: tuple[int, int] | None = None  # (line, column) of an opener not closed on its line
+    fenced = False
+    for i, line in enumerate(lines):
+        if _FENCE.match(line):
+            fenced = not fenced
+        if fenced or _FENCE.match(line) or not line.strip():
+            opened = None
+            continue
+        if "**" not in line:
+            continue
+        markers = [m for m in re.finditer(r"\*\*", line) if not _in_code(line, m.start())]
+        if opened is not None:
+            close = next((m for m in markers if _STRONG_CLOSE.match(line, m.start())), None)
+            if close is not None:
+                row, column = opened
+                out[row] = out[row][:column] + out[row][column + 2 :]
+                out[i] = line[: close.start()] + line[close.end() :]
+                opened = None
+                continue
+        if markers and _STRONG_OPEN.match(line, markers[-1].start()):  # the line's pairs are gone
+            opened = (i, markers[-1].start())
+    return out
+
+
+def _in_code(line: str, column: int) -> bool:
+    return any(span.start() <= column < span.end() for span in _CODE_SPAN.finditer(line))
 
 
 def _shown(line: str, in_comment: bool, closes_later: bool) -> tuple[str, bool]:

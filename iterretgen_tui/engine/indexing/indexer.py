@@ -45,7 +45,7 @@ from .ocr import OCR_MODES, OcrCancelled, OcrRun
 from .superseded import RemovedIndex, remove_superseded
 
 PARSER_VERSION = "1"  # bump when parsing, splitting or the embedded text changes
-MARKUP_VERSION = "28"  # bump when markup alone is read differently: only those files are read again
+MARKUP_VERSION = "29"  # bump when markup alone is read differently: only those files are read again
 PDF_VERSION = "3"  # the same for a PDF's text layer (its scanned pages are read by OCR again with it)
 PLAIN_VERSION = "2"  # the same for files read line for line (code, data, manual pages)
 BATCH_PASSAGES = 256
