@@ -23,7 +23,7 @@ from .engine.loop.evidence import Evidence
 from .engine.loop.question_kind import OPEN
 from .engine.loop.serialize import final_from_dict, final_to_dict
 from .engine.loop.stopping import answers_converge
-from .engine.loop.trust import Weakness, restates, shown_reply, weakness
+from .engine.loop.trust import Weakness, restates, shown_reply, weakness, weakness_message
 from .engine.passages import Passage, by_section
 
 _SCHEMA = """
@@ -181,7 +181,7 @@ def answer_markdown(final: FinalAnswer, stale: dict[str, str] | None = None) -> 
         parts.append(f"**{_escape(final.asked_back)}**")
     weak = weakness(final)
     if weak is not None:
-        parts.append(f"⚠ {weak.message()}")
+        parts.append(f"⚠ {weakness_message(final, weak)}")
         if final.evidence:
             parts.append(evidence_markdown(final.evidence))
     # "Your documents don't say" shows the evidence in place of a guess; the panes keep the drafts.

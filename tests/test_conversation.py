@@ -30,7 +30,15 @@ from iterretgen_tui.engine.loop.events import FinalAnswer, QueryFormed, Question
 from iterretgen_tui.engine.loop.grounding import CHECK, says_unsaid, unsaid
 from iterretgen_tui.engine.loop.queries import EARLIER, QUESTION
 from iterretgen_tui.engine.loop.question_kind import OPEN
-from iterretgen_tui.engine.loop.trust import Weakness, declined, reply_text, restates, unborrowed, weakness
+from iterretgen_tui.engine.loop.trust import (
+    Weakness,
+    declined,
+    reply_text,
+    restates,
+    unborrowed,
+    weakness,
+    weakness_message,
+)
 from iterretgen_tui.history import History, answer_markdown
 from iterretgen_tui.models import EMBEDDED_LLM
 
@@ -584,6 +592,14 @@ def test_an_option_no_page_of_its_command_defines_is_not_said():
     undefined = dataclasses.replace(near, evidence=dataclasses.replace(near.evidence, option_undefined=True))
     assert unsaid(near, None, 0.55) == "" and unsaid(undefined, None, 0.55) == "evidence"
     assert unsaid(undefined, None, 0.0) == ""  # the evidence's check turned off
+    # The decline says which option of which command the pages read do not define.
+    final = dataclasses.replace(run(ScriptedGenerator(by_kind(REWRITE)))[-1], unsaid="evidence", standalone="")
+    final = dataclasses.replace(final, question="What does rsync -a do?")
+    told = weakness_message(final, Weakness.NOT_FOUND)
+    assert told == Weakness.NOT_FOUND.message()  # declined for another reason
+    final = dataclasses.replace(final, evidence=dataclasses.replace(final.evidence, option_undefined=True))
+    told = weakness_message(final, Weakness.NOT_FOUND)
+    assert told.startswith("Your documents don't seem to say what -a does for rsync:") and told in reply_text(final)
 
 
 def test_a_draft_that_says_its_passages_do_not_mention_it_answers_no_yes_or_no():

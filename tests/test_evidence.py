@@ -17,7 +17,7 @@ from iterretgen_tui.engine.loop.evidence import (
     backs,
     choose_evidence,
     definitions_first,
-    says_command,
+    option_command,
     sentences,
     statements,
 )
@@ -196,8 +196,10 @@ def test_a_commands_options_are_statements_of_their_own():
     assert choose_evidence("What does the -c option of asn1Coding do?", manual, HashEmbedder()).option_undefined
     # Judged only where the question says the command beside the option: a verb for it
     # ("making directories") names no page's title.
-    assert says_command("What does the -r option of cp do?") and says_command("What does asn1Decoding's -t do?")
-    assert not says_command("What does -p do when making directories?") and not says_command("What does -c do?")
+    assert option_command("What does the -r option of cp do?") == ("-r", "cp")
+    assert option_command("What does asn1Decoding's -t do?") == ("-t", "asn1Decoding")
+    assert option_command("What does -p do when making directories?") is None
+    assert option_command("What does -c do?") is None
     mkdir = [Passage(9, "-p, --parents: make parent directories as needed", "MKDIR(1)", "/m/mkdir.1.gz")]
     assert not choose_evidence("What does -p do when making directories?", mkdir, HashEmbedder()).option_undefined
     # So does a section headed by the option (npm's docs: "#### `dry-run`").
@@ -208,10 +210,15 @@ def test_a_commands_options_are_statements_of_their_own():
     ).option_undefined
     assert choose_evidence("What does the --otp flag of npm publish do?", headed, HashEmbedder()).option_undefined
     # An option named after a tag's colon is not the one it defines.
-    assert list(
-        definitions_first("What does --inspect do?", ["`--inspect-brk` flag: Unlike `--inspect`, it breaks."])
-    ) == [0]
-    assert list(definitions_first("What does -e do?", ["-e PATTERNS, --regexp=PATTERNS: use PATTERNS"])) == [1]
+    page = Passage(9, "", "cli › Options", "/d/cli.md")
+    brk = "`--inspect-brk` flag: Unlike `--inspect`, it breaks."
+    assert list(definitions_first("What does --inspect do?", [brk], [page])) == [0]
+    assert list(definitions_first("What does -e do?", ["-e PATTERNS, --regexp=PATTERNS: use PATTERNS"], [page])) == [1]
+    # Every sentence of a section headed by the option defines it, for the quote and the reading.
+    otp = Passage(10, "", "npm-publish › `otp`", "/d/npm-publish.md")
+    said = ["Default: null", "This is a one-time password from a two-factor authenticator."]
+    assert list(definitions_first("What is the --otp option of npm publish for?", said, [otp, otp])) == [1, 1]
+    assert list(definitions_first("What does --dry-run do?", said, [otp, otp])) == [0, 0]
     # A manual page's tag (its colon from manpage.py) leads its description, capitalised or not.
     tagged = "in a long listing, hide group names\n-h, --human-readable:\nwith -l, print sizes like 1K\n-i, --ignore-case:\nIgnore case distinctions."
     assert sentences(tagged) == [

@@ -137,6 +137,14 @@ def test_an_option_the_search_names_lifts_its_definition_on_the_page_ranked_firs
     hybrid = HybridRetriever(Fixed(digit), Fixed([]), depth=4)
     assert hybrid.retrieve("What is ls -2 for?", 1)[0].id == ord("G")
     assert hybrid.retrieve("What is ls 2 for?", 1)[0].id == ord("A")
+    # a section headed by the option defines it too (npm's docs: "#### `dry-run`")
+    headed = [
+        Passage(1, "npm publish publishes a package.", "npm-publish", "npm-publish.md", score=0.9),
+        Passage(2, "Default: false. Type: Boolean.", "npm-publish › `dry-run`", "npm-publish.md", score=0.5),
+        Passage(3, "npm pack makes a tarball.", "npm-pack", "npm-pack.md", score=0.4),
+    ]
+    asked = "What does npm publish --dry-run do?"
+    assert fuse(headed, [], 1, dense_weight=0.7, options={"--dry-run"}, named=_named(asked))[0].id == 2
 
 
 class Fixed:

@@ -28,7 +28,7 @@ from ..engine.loop.events import (
     Token,
 )
 from ..engine.loop.serialize import final_to_dict
-from ..engine.loop.trust import Weakness, shown_reply, weakness
+from ..engine.loop.trust import Weakness, shown_reply, weakness, weakness_message
 from ..engine.passages import by_section
 from ..history import Conversation, History
 
@@ -177,7 +177,7 @@ def readable_answer(final: FinalAnswer) -> str:
         if final.iterations and final.iterations[-1].stated and weak is not Weakness.NOT_FOUND
         else ""
     )
-    return f"\n{weak.message()}\n{evidence}{stated}\n"
+    return f"\n{weakness_message(final, weak)}\n{evidence}{stated}\n"
 
 
 def said_as_shown(final: FinalAnswer) -> str:

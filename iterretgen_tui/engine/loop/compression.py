@@ -78,7 +78,9 @@ def read_parts(
     queries = embedder.embed_queries(list(asked))
     vectors = embedder.embed_batch([under_heading(passages[n], split[n][i]) for n, i in candidates])
     scores = (vectors @ np.asarray(queries).T).max(axis=1)
-    scores = scores + definitions_first(asked[0], [split[n][i] for n, i in candidates])
+    scores = scores + definitions_first(
+        asked[0], [split[n][i] for n, i in candidates], [passages[n] for n, _ in candidates]
+    )
     best_first = [candidates[k] for k in np.argsort(-scores, kind="stable")]
     chosen: list[set[int]] = [set() for _ in passages]
     if mode == "sentences":

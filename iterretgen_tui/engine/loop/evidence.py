@@ -304,17 +304,21 @@ _LEADING_OPTIONS = 4  # words at a statement's start that may be its options ("-
 DEFINES_BONUS = 1.0
 
 
-def definitions_first(asked: str, sentences: Sequence[str]) -> np.ndarray:
+def definitions_first(asked: str, sentences: Sequence[str], passages: Sequence[Passage]) -> np.ndarray:
     """What each sentence gains over its cosine with ``asked``: ``DEFINES_BONUS`` for an
     option's own statement ("-c, --check checks the syntax only", "• `-v`: ...") that
-    starts with an option ``asked`` names, case kept ("-c" is not "-C"); else 0."""
+    starts with an option ``asked`` names, case kept ("-c" is not "-C"), or for any
+    sentence of a section headed by it (``passages``: each sentence's own); else 0."""
     named = named_options(asked)
-    return DEFINES_BONUS * np.array([bool(named) and _defines(sentence, named) for sentence in sentences])
+    return DEFINES_BONUS * np.array(
+        [bool(named) and (_defines(s, named) or _heads(p, named)) for s, p in zip(sentences, passages, strict=True)]
+    )
 
 
-def defines_option(text: str, options: Set[str]) -> bool:
-    """A statement of ``text`` is the own statement of one of ``options``."""
-    return any(_defines(sentence, options) for sentence in sentences(text))
+def defines_option(passage: Passage, options: Set[str]) -> bool:
+    """The passage is a section headed by one of ``options`` (npm's docs: "#### `dry-run`"),
+    or a statement of it is one's own statement."""
+    return _heads(passage, options) or any(_defines(sentence, options) for sentence in sentences(passage.text))
 
 
 _OPTION_WORD_STEMS = stems(" ".join(OPTION_WORDS))  # "the -d flag": no command's word
@@ -324,16 +328,19 @@ _BEFORE_OPTION = re.compile(r"([^\W_][\w.-]*(?:'s)?)\s+$")
 _AFTER_OPTION = re.compile(rf"\s+(?:{OPTION_WORD}\s+)?(?:of|in|for)\s+([^\W_][\w.-]*)")
 
 
-def says_command(question: str) -> bool:
-    """The question says beside its first option which command it belongs to
-    (``_BEFORE_OPTION``); where it does not ("What does -p do when making directories?",
-    mkdir's page named by no word of its title), no page can be told to be its command's."""
+def option_command(question: str) -> tuple[str, str] | None:
+    """The question's first option and the command it says beside it (``_BEFORE_OPTION``):
+    ("-a", "rsync"); None where it says none ("What does -p do when making directories?",
+    mkdir's page named by no word of its title): no page can be told to be its command's."""
     option = NAMED_OPTION.search(question)
     if option is None:
-        return False
+        return None
     before = _BEFORE_OPTION.search(question[: option.start()])
     after = _AFTER_OPTION.match(question[option.end() :])
-    return any(match and _word_stems(match.group(1)) - _OPTION_WORD_STEMS for match in (before, after))
+    for match in (before, after):
+        if match and _word_stems(match.group(1)) - _OPTION_WORD_STEMS:
+            return option.group().strip(), match.group(1).removesuffix("'s")
+    return None
 
 
 def _owner(passage: Passage) -> str:
@@ -424,11 +431,10 @@ def choose_evidence(
     # passage titled by its file's name alone (a PDF manual's) names it in its text.
     others = _word_stems(NAMED_OPTION.sub(" ", question)) - _OPTION_WORD_STEMS
     titled = [not others or bool(others & _word_stems(_owner(p))) for p in passages]
-    said = definitions_first(question, sentence_texts) * np.array([titled[n - 1] for n, _, _ in candidates])
+    owners = [passages[n - 1] for n, _, _ in candidates]
+    said = definitions_first(question, sentence_texts, owners) * np.array([titled[n - 1] for n, _, _ in candidates])
     support = float(((vectors @ queries[:supporting].T).max(axis=1) + said).max())
-    # A section headed by the option defines it too (npm's docs: "#### `dry-run`").
-    headed = any(ok and _heads(p, named_options(question)) for ok, p in zip(titled, passages))
-    option_undefined = says_command(question) and not said.any() and not headed
+    option_undefined = option_command(question) is not None and not said.any()
     backing = backing_sentences(sentence_texts, answer) if with_answer else []
     if with_answer and not backing and not states(answer):
         # Where no sentence names the answer, its passage's title may ("tool 2.2
@@ -444,7 +450,7 @@ def choose_evidence(
     # "Which column option creates a table?" -> "--table" was quoted from "--table-name".
     # Its definition backs the answer, whether or not it repeats it: "What does tail -f
     # do?" -> "tail -f" was quoted from less's page, which says "similar to tail -f".
-    defining = definitions_first(f"{question} {answer}", sentence_texts)
+    defining = definitions_first(f"{question} {answer}", sentence_texts, owners)
     scores = scores + defining
     backing = sorted({*backing, *np.flatnonzero(defining)}) if backing else backing
     best = max(backing or range(len(candidates)), key=lambda k: scores[k])

@@ -26,6 +26,7 @@ from .answers import (
     unglued,
 )
 from .events import FinalAnswer
+from .evidence import option_command
 from .follow_up import finished
 from .prompts import DEMO_SUBJECTS, reasoning
 from .question_kind import FACTOID
@@ -79,6 +80,21 @@ def supported(
 def unheld_keys(text: str, backing: list[str]) -> set[str]:
     """The key chords ``text`` names that no text of ``backing`` names."""
     return keys(text) - set().union(*map(keys, backing))
+
+
+def weakness_message(final: FinalAnswer, weak: Weakness) -> str:
+    """What the chat says of a weak answer: a decline on an option that no page of its
+    command read defines names the two ("rsync -a" over pages without rsync's), where the
+    general words left the user to guess why the documents would not say."""
+    undefined = weak is Weakness.NOT_FOUND and final.evidence is not None and final.evidence.option_undefined
+    named = option_command(final.standalone or final.question) if undefined else None
+    if named is None:
+        return weak.message()
+    option, command = named
+    return (
+        f"Your documents don't seem to say what {option} does for {command}: no passage read defines it "
+        f"on a page of {command}. The nearest evidence:"
+    )
 
 
 def weakness(final: FinalAnswer) -> Weakness | None:
@@ -205,7 +221,7 @@ def reply_text(final: FinalAnswer) -> str:
         return final.asked_back
     if declined(final):
         quotes = final.evidence.texts if final.evidence else []
-        return " ".join([weakness(final).message(), *quotes])
+        return " ".join([weakness_message(final, weakness(final)), *quotes])
     return "\n".join(shown_reply(final)).strip()
 
 

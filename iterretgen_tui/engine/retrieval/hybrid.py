@@ -171,7 +171,7 @@ def fuse(
     if options and fused:
         page = passages[max(fused, key=fused.get)].source
         for i, p in passages.items():
-            if p.source == page and defines_option(p.text, options):
+            if p.source == page and defines_option(p, options):
                 fused[i] += OPTION_BONUS
     order = sorted(passages, key=lambda i: -fused[i])[:k]
     tops = {p.id for p in dense[:k]}, {p.id for p in lexical[:k]}
