@@ -229,9 +229,9 @@ def _strong_across_lines(lines: list[str]) -> list[str]:
     opened: tuple[int, int] | None = None  # (line, column) of an opener not closed on its line
     fenced = False
     for i, line in enumerate(lines):
-        if _FENCE.match(line):
-            fenced = not fenced
-        if fenced or _FENCE.match(line) or not line.strip():
+        fence = _FENCE.match(line) is not None
+        fenced ^= fence
+        if fenced or fence or not line.strip():
             opened = None
             continue
         if "**" not in line:

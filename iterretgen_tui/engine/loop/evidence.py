@@ -311,7 +311,10 @@ def definitions_first(asked: str, sentences: Sequence[str], passages: Sequence[P
     sentence of a section headed by it (``passages``: each sentence's own); else 0."""
     named = named_options(asked)
     return DEFINES_BONUS * np.array(
-        [bool(named) and (_defines(s, named) or _heads(p, named)) for s, p in zip(sentences, passages, strict=True)]
+        [
+            bool(named) and (_defines(sentence, named) or _heads(passage, named))
+            for sentence, passage in zip(sentences, passages, strict=True)
+        ]
     )
 
 

@@ -32,6 +32,8 @@ from .prompts import DEMO_SUBJECTS, reasoning
 from .question_kind import FACTOID
 from .sentences import SENTENCE_GAP
 
+UNSAID = "Your documents don't seem to say"
+
 
 class Weakness(str, Enum):
     LOOPED = "looped"
@@ -43,8 +45,8 @@ class Weakness(str, Enum):
         return {
             Weakness.LOOPED: "The model started repeating itself, so its answer was cut short and may be incomplete.",
             Weakness.NO_ANSWER: "No answer found: the model did not state one.",
-            Weakness.NOT_FOUND: "Your documents don't seem to say: the passages read do not state an answer "
-            "to this question. The nearest evidence:",
+            Weakness.NOT_FOUND: f"{UNSAID}: the passages read do not state an answer to this question. "
+            "The nearest evidence:",
             Weakness.UNSUPPORTED: "The model's answer is not supported by the passages it read "
             "(none of them states it).",
         }[self]
@@ -92,8 +94,8 @@ def weakness_message(final: FinalAnswer, weak: Weakness) -> str:
         return weak.message()
     option, command = named
     return (
-        f"Your documents don't seem to say what {option} does for {command}: no passage read defines it "
-        f"on a page of {command}. The nearest evidence:"
+        f"{UNSAID} what {option} does for {command}: no passage read defines it on a page of {command}. "
+        "The nearest evidence:"
     )
 
 
