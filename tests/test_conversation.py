@@ -17,6 +17,7 @@ from iterretgen_tui.engine.loop.conversation import (
     accepted,
     changes_topic,
     clean_rewrite,
+    kind_resolved,
     next_rewrite,
     option_resolved,
     ordinal_resolved,
@@ -185,6 +186,35 @@ def test_another_option_of_the_same_command_is_asked_without_the_reader():
     assert option_resolved("And -d?", (Turn("Which options does uniq take?", "-c and -d"),)) == ""
     assert option_resolved("And -d?", (Turn("Is -c like -u?", "No"),)) == ""
     assert option_resolved("And 2?", (Turn("What does tmux -2 do?", "256 colours"),)) == ""
+
+
+def test_and_which_one_asks_for_the_kind_the_last_which_question_asked_for():
+    turns = (Turn("Which key re-indexes the folder?", "Ctrl+R"),)
+    generator = ScriptedGenerator(by_kind("Which key re-indexes the folder? And which one starts a new conversation?"))
+    asked = read_question("And which one starts a new conversation?", turns, generator, threading.Event())
+    assert asked.searched == "Which key starts a new conversation?" and asked.alone
+    assert generator.prompts == []  # no rewrite was asked for
+    # The kind ends before the verb, an adverb, an auxiliary or a joining word.
+    assert kind_resolved("And which one keeps going?", (Turn("Which message mode stops it all?", "x"),)) == (
+        "Which message mode keeps going?"
+    )
+    assert kind_resolved("Which one reads the proxy?", (Turn("Which class automatically retries?", "x"),)) == (
+        "Which class reads the proxy?"
+    )
+    assert kind_resolved("And which one?", (Turn("Which part of the file does it?", "x"),)) == ""
+    # What it still points back at keeps the turns before the draft.
+    asked = read_question(
+        "And which one removes its proxies?",
+        (Turn("Which command turns Corepack on?", "x"),),
+        generator,
+        threading.Event(),
+    )
+    assert asked.searched == "Which command removes its proxies?" and not asked.alone
+    # Behind an earlier such follow-up; not where the question names its choices or no "Which" came before.
+    turns += (Turn("And which one starts a new conversation?", "Ctrl+N"),)
+    assert kind_resolved("And which one quits?", turns) == "Which key quits?"
+    assert kind_resolved("Which one do you recommend, a fixed or a variable rate?", turns) == ""
+    assert kind_resolved("And which one is better?", (Turn("What is a bond?", "A loan"),)) == ""
 
 
 def test_a_rewrite_that_drops_the_question_is_not_taken():

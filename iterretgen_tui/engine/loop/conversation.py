@@ -252,6 +252,9 @@ def read_question(
     other = option_resolved(question, turns)
     if other:
         return Asked(question, turns, other, alone=True)
+    kind = kind_resolved(question, turns)
+    if kind:  # "Which command removes its proxies again?" still needs the turns for "its"
+        return Asked(question, turns, kind, alone=not points_back(kind))
     messages = rewrite_messages(turns, question)
     reply = short_reply(generator, messages, REWRITE_TOKENS, cancel, lambda text: "\n" in text.strip())  # one line
     rewrite = clean_rewrite(reply)
@@ -311,6 +314,45 @@ def option_resolved(question: str, turns: Sequence[Turn]) -> str:
         if len(named) != 1:
             return ""
         return f"{turn.question[: named[0].start()]}{asked['option']}{turn.question[named[0].end() :]}"
+    return ""
+
+
+# "And which one ...?": the kind of thing asked for is the last "Which ...?" question's.
+_WHICH_ONE = re.compile(r"^\W*(?:and\s+)?which\s+ones?\s+(?P<rest>\w.*)$", re.IGNORECASE)
+_WHICH_KIND = re.compile(r"^\W*(?:and\s+)?which\s+(?P<words>.+)$", re.IGNORECASE)
+# Where the kind's words end: an auxiliary or a joining word ("Which file name does ...",
+# "Which part of ..."), an adverb ("Which class automatically retries ..."), or a verb's
+# -s after the first word ("Which message mode stops ...").
+_KIND_ENDS = frozenset(
+    {"is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "will", "would", "must", "may"}
+    | {"has", "have", "of", "in", "on", "for", "to", "the", "a", "an", "with", "from", "by", "at", "as"}
+)
+MAX_KIND_WORDS = 3
+
+
+def kind_resolved(question: str, turns: Sequence[Turn]) -> str:
+    """ "And which one ...?" with the kind of thing the last "Which ...?" question asked
+    for in place of "one": after "Which key re-indexes the folder?", "And which one starts
+    a new conversation?" -> "Which key starts a new conversation?"; "" where ``question``
+    is no such follow-up, names its own choices ("which one, A or B?"), or no "Which"
+    question came before. Left to the 1.5B, such a follow-up was answered with the last
+    answer ("Fixes:" for the trailer of other references) or with it beside the right one."""
+    asked = _WHICH_ONE.match(question)
+    if not asked or re.search(r"\bor\b", asked["rest"], re.IGNORECASE):
+        return ""
+    for turn in reversed(turns):
+        if _WHICH_ONE.match(turn.question):
+            continue  # an earlier "And which one ...?": the full question is before it
+        before = _WHICH_KIND.match(turn.question)
+        if not before:
+            return ""
+        kind: list[str] = []
+        for word in before["words"].split()[:MAX_KIND_WORDS]:
+            bare = word.lower().strip(",;:?")
+            if not bare.isalpha() or (kind and (bare in _KIND_ENDS or bare.endswith(("s", "ly")))):
+                break
+            kind.append(word.strip(",;:?"))
+        return f"Which {' '.join(kind)} {asked['rest']}" if kind else ""
     return ""
 
 
