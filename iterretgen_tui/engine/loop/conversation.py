@@ -347,11 +347,11 @@ def kind_resolved(question: str, turns: Sequence[Turn]) -> str:
         if not before:
             return ""
         kind: list[str] = []
-        for word in before["words"].split()[:MAX_KIND_WORDS]:
-            bare = word.lower().strip(",;:?")
+        for word in (w.strip(",;:?") for w in before["words"].split()[:MAX_KIND_WORDS]):
+            bare = word.lower()
             if not bare.isalpha() or (kind and (bare in _KIND_ENDS or bare.endswith(("s", "ly")))):
                 break
-            kind.append(word.strip(",;:?"))
+            kind.append(word)
         return f"Which {' '.join(kind)} {asked['rest']}" if kind else ""
     return ""
 
