@@ -215,6 +215,8 @@ def test_and_which_one_asks_for_the_kind_the_last_which_question_asked_for():
     assert kind_resolved("And which one quits?", turns) == "Which key quits?"
     assert kind_resolved("Which one do you recommend, a fixed or a variable rate?", turns) == ""
     assert kind_resolved("And which one is better?", (Turn("What is a bond?", "A loan"),)) == ""
+    assert kind_resolved("And which one of them is faster?", turns) == ""
+    assert kind_resolved("And which one is newer?", (Turn("Which is faster, Yarn or pnpm?", "pnpm"),)) == ""
 
 
 def test_a_rewrite_that_drops_the_question_is_not_taken():

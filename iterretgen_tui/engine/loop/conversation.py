@@ -334,11 +334,12 @@ def kind_resolved(question: str, turns: Sequence[Turn]) -> str:
     """ "And which one ...?" with the kind of thing the last "Which ...?" question asked
     for in place of "one": after "Which key re-indexes the folder?", "And which one starts
     a new conversation?" -> "Which key starts a new conversation?"; "" where ``question``
-    is no such follow-up, names its own choices ("which one, A or B?"), or no "Which"
-    question came before. Left to the 1.5B, such a follow-up was answered with the last
+    is no such follow-up, names its own choices ("which one, A or B?") or its group
+    ("which one of them"), or no "Which <kind>" question came before ("Which is faster?"). Left to the 1.5B, such a follow-up was answered with the last
     answer ("Fixes:" for the trailer of other references) or with it beside the right one."""
     asked = _WHICH_ONE.match(question)
-    if not asked or re.search(r"\bor\b", asked["rest"], re.IGNORECASE):
+    # "which one of them ...", "which one, A or B?": not a kind's question of its own
+    if not asked or re.search(r"\bor\b|^of\b", asked["rest"], re.IGNORECASE):
         return ""
     for turn in reversed(turns):
         if _WHICH_ONE.match(turn.question):
@@ -349,7 +350,7 @@ def kind_resolved(question: str, turns: Sequence[Turn]) -> str:
         kind: list[str] = []
         for word in (w.strip(",;:?") for w in before["words"].split()[:MAX_KIND_WORDS]):
             bare = word.lower()
-            if not bare.isalpha() or (kind and (bare in _KIND_ENDS or bare.endswith(("s", "ly")))):
+            if not bare.isalpha() or bare in _KIND_ENDS or (kind and bare.endswith(("s", "ly"))):
                 break
             kind.append(word)
         return f"Which {' '.join(kind)} {asked['rest']}" if kind else ""
