@@ -13,6 +13,7 @@ from iterretgen_tui.engine.loop import iterretgen, outcome
 from iterretgen_tui.engine.loop.answers import only_restates
 from iterretgen_tui.engine.loop.conversation import (
     REWRITE_INSTRUCTION,
+    Asked,
     Turn,
     accepted,
     changes_topic,
@@ -194,6 +195,10 @@ def test_and_which_one_asks_for_the_kind_the_last_which_question_asked_for():
     asked = read_question("And which one starts a new conversation?", turns, generator, threading.Event())
     assert asked.searched == "Which key starts a new conversation?" and asked.alone
     assert generator.prompts == []  # no rewrite was asked for
+    # Drafted alone, its support still scores the turn before with it, as a question left as typed.
+    reading = iterretgen.Reading.of(asked, generator, paper_options())
+    assert reading.as_typed and reading.context == f"{turns[0].question}\n{asked.searched}"
+    assert not iterretgen.Reading.of(Asked("Which key quits?", turns), generator, paper_options()).as_typed
     # The kind ends before the verb, an adverb, an auxiliary or a joining word.
     assert kind_resolved("And which one keeps going?", (Turn("Which message mode stops it all?", "x"),)) == (
         "Which message mode keeps going?"

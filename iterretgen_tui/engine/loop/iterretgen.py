@@ -151,8 +151,9 @@ class Reading:
     earlier: str = ""
     context: str = ""  # the first search beside the question's, where there are turns (conversation.py)
     said: str = ""  # the answer of the last turn shown ("" for none): a draft may copy it (outcome.py)
-    # It points back at its turns as typed, unrewritten: alone it says little ("Does it
-    # work offline too?"), so the evidence's support also scores the context.
+    # It points back at its turns as typed, unrewritten, or read by a rule that drafts it
+    # alone ("And which one is used for other references?"): alone it says little ("Does
+    # it work offline too?"), so the evidence's support also scores the context.
     as_typed: bool = False
     shown: int = 0  # the turns ``earlier`` holds
 
@@ -165,7 +166,7 @@ class Reading:
         shown = shown_turns(asked.turns, generator, options) if leans else ()
         kind = question_kind(asked.searched)
         said = shown[-1].answer if shown else ""
-        as_typed = bool(shown) and not asked.standalone
+        as_typed = (bool(shown) and not asked.standalone) or (asked.alone and points_back(asked.question))
         return cls(asked.searched, kind, conversation_text(shown), context_search(asked), said, as_typed, len(shown))
 
 
